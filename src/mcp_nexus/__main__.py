@@ -1,0 +1,3 @@
+from mcp_nexus.cli import app
+
+app()
