@@ -1,0 +1,173 @@
+"""The aggregated view clients see: namespaced tools, resources, templates and prompts.
+
+Rebuilt from the upstreams' own lists whenever one changes (cheap: a few dict inserts per
+item); each exposed name keeps its ordered candidates so the router can fall back by
+priority when several servers share a bare name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
+from mcp_nexus.catalog.names import exposed_name, is_allowed
+from mcp_nexus.upstream.upstream import Upstream
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRoute:
+    """One server that can answer an exposed tool name, under its own name for it."""
+
+    upstream: Upstream
+    tool: types.Tool
+
+    @property
+    def priority(self) -> int:
+        return self.upstream.config.effective_priority
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogTool:
+    name: str
+    tool: types.Tool  # what clients see: the winning candidate's tool under the exposed name
+    candidates: tuple[ToolRoute, ...]  # highest priority first
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRoute:
+    upstream: Upstream
+    prompt: types.Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRoute:
+    upstream: Upstream
+    template: types.ResourceTemplate
+    matcher: UriTemplate | None
+
+
+def _by_priority(upstreams: Iterable[Upstream]) -> list[Upstream]:
+    # Highest priority first; the name breaks ties so the order never depends on start timing.
+    return sorted(upstreams, key=lambda u: (-u.config.effective_priority, u.name))
+
+
+class Catalog:
+    def __init__(self, separator: str = ".") -> None:
+        self.separator = separator
+        self.tools: dict[str, CatalogTool] = {}
+        self.tool_list: list[types.Tool] = []
+        self.resources: dict[str, list[Upstream]] = {}
+        self.resource_list: list[types.Resource] = []
+        self.templates: list[TemplateRoute] = []
+        self.template_list: list[types.ResourceTemplate] = []
+        self.prompts: dict[str, list[PromptRoute]] = {}
+        self.prompt_list: list[types.Prompt] = []
+        self.tools_signature = ""
+        self.resources_signature = ""
+        self.prompts_signature = ""
+
+    def rebuild(self, upstreams: Iterable[Upstream]) -> set[str]:
+        """Recompute everything from the ready upstreams; returns which lists changed."""
+        ready = [u for u in _by_priority(upstreams) if u.is_ready]
+        self._build_tools(ready)
+        self._build_resources(ready)
+        self._build_prompts(ready)
+        changed = set()
+        for kind, items in (
+            ("tools", self.tool_list),
+            ("resources", [*self.resource_list, *self.template_list]),
+            ("prompts", self.prompt_list),
+        ):
+            signature = _signature(items)
+            if signature != getattr(self, f"{kind}_signature"):
+                setattr(self, f"{kind}_signature", signature)
+                changed.add(kind)
+        return changed
+
+    def _build_tools(self, ready: list[Upstream]) -> None:
+        routes: dict[str, list[ToolRoute]] = {}
+        for upstream in ready:
+            config = upstream.config
+            for tool in upstream.tools:
+                if not is_allowed(tool.name, config.tools):
+                    continue
+                name = exposed_name(config.effective_namespace, tool.name, self.separator)
+                routes.setdefault(name, []).append(ToolRoute(upstream, tool))
+        tools: dict[str, CatalogTool] = {}
+        for name, candidates in routes.items():
+            top = candidates[0].tool
+            exposed = top if top.name == name else top.model_copy(update={"name": name})
+            tools[name] = CatalogTool(name, exposed, tuple(candidates))
+        self.tools = tools
+        self.tool_list = [entry.tool for entry in tools.values()]
+
+    def _build_resources(self, ready: list[Upstream]) -> None:
+        by_uri: dict[str, list[Upstream]] = {}
+        listed: dict[str, types.Resource] = {}
+        templates: list[TemplateRoute] = []
+        seen_templates: set[str] = set()
+        for upstream in ready:
+            for resource in upstream.resources:
+                uri = str(resource.uri)
+                by_uri.setdefault(uri, []).append(upstream)
+                listed.setdefault(uri, resource)
+            for template in upstream.resource_templates:
+                try:
+                    matcher: UriTemplate | None = UriTemplate.parse(template.uri_template)
+                except (InvalidUriTemplate, ValueError):
+                    matcher = None
+                templates.append(TemplateRoute(upstream, template, matcher))
+                seen_templates.add(template.uri_template)
+        self.resources = by_uri
+        self.resource_list = list(listed.values())
+        self.templates = templates
+        unique: dict[str, types.ResourceTemplate] = {}
+        for route in templates:
+            unique.setdefault(route.template.uri_template, route.template)
+        self.template_list = list(unique.values())
+
+    def _build_prompts(self, ready: list[Upstream]) -> None:
+        prompts: dict[str, list[PromptRoute]] = {}
+        for upstream in ready:
+            namespace = upstream.config.effective_namespace
+            for prompt in upstream.prompts:
+                prompts.setdefault(exposed_name(namespace, prompt.name, self.separator), []).append(
+                    PromptRoute(upstream, prompt)
+                )
+        self.prompts = prompts
+        self.prompt_list = [
+            routes[0].prompt
+            if routes[0].prompt.name == name
+            else routes[0].prompt.model_copy(update={"name": name})
+            for name, routes in prompts.items()
+        ]
+
+    def resource_candidates(self, uri: str) -> list[Upstream]:
+        """Servers that may answer `uri`: exact listings first, then matching templates."""
+        found = list(self.resources.get(uri, ()))
+        for route in self.templates:
+            if route.upstream in found:
+                continue
+            if route.matcher is not None and route.matcher.match(uri) is not None:
+                found.append(route.upstream)
+        return found
+
+    def upstreams_with_resources(self) -> list[Upstream]:
+        seen: dict[str, Upstream] = {}
+        for candidates in self.resources.values():
+            for upstream in candidates:
+                seen.setdefault(upstream.name, upstream)
+        for route in self.templates:
+            seen.setdefault(route.upstream.name, route.upstream)
+        return _by_priority(seen.values())
+
+
+def _signature(items: list[Any]) -> str:
+    dumped = [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
+    return hashlib.sha256(json.dumps(dumped, sort_keys=True).encode()).hexdigest()

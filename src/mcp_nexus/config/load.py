@@ -1,0 +1,119 @@
+"""Read a config file of any accepted format into one validated `NexusConfig`.
+
+Layers: the built-in servers that ship with Nexus come first, then the user's file; a
+user's server with the same key replaces the built-in one, and `"include_builtins": false`
+under `gateway` drops the built-in layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from mcp_nexus.config.errors import ConfigError, ConfigProblem
+from mcp_nexus.config.formats import Normalised, normalise
+from mcp_nexus.config.interpolate import interpolate
+from mcp_nexus.config.schema import NexusConfig
+
+
+def _parse_text(text: str, source: str) -> Any:
+    if source.endswith((".yaml", ".yml")):
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+            raise ConfigError(source, [ConfigProblem("", f"not valid YAML ({where}): {exc}")]) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("", f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")]
+        ) from exc
+
+
+def builtin_servers() -> dict[str, Any]:
+    text = resources.files("mcp_nexus.defaults").joinpath("builtin.json").read_text()
+    servers: dict[str, Any] = json.loads(text)["servers"]
+    return servers
+
+
+def _error_path(loc: tuple[int | str, ...], normalised: Normalised) -> str:
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2 and parts[0] == "servers" and parts[1] in normalised.origin:
+        head = normalised.origin[parts[1]]
+        rest = parts[2:]
+    else:
+        head, rest = "", parts
+    out = head
+    for part in rest:
+        out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
+    return out
+
+
+def _friendly(message: str) -> str:
+    return message.replace("Value error, ", "").replace("Extra inputs are not permitted", "unknown field")
+
+
+def config_from_document(
+    doc: Any,
+    source: str = "<config>",
+    env: Mapping[str, str] | None = None,
+    *,
+    include_builtins: bool | None = None,
+) -> tuple[NexusConfig, list[ConfigProblem]]:
+    """Validate an already-parsed document; returns the config and non-fatal warnings."""
+    problems: list[ConfigProblem] = []
+    doc = interpolate(doc, os.environ if env is None else env, "", problems)
+    normalised = normalise(doc, problems)
+    if problems:
+        raise ConfigError(source, problems)
+    data = normalised.data
+    gateway = data.get("gateway") or {}
+    if not isinstance(gateway, dict):
+        raise ConfigError(source, [ConfigProblem("gateway", "expected an object")])
+    use_builtins = gateway.pop("include_builtins", True) if include_builtins is None else include_builtins
+    if use_builtins:
+        merged = {name: {**entry, "name": name} for name, entry in builtin_servers().items()}
+        merged.update(data.get("servers") or {})
+        data["servers"] = merged
+    data["gateway"] = gateway
+    data["source_format"] = normalised.format
+    try:
+        config = NexusConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            source,
+            [
+                ConfigProblem(
+                    _error_path(err["loc"], normalised), f"{_friendly(err['msg'])} (got {err['input']!r})"
+                )
+                if err["type"] not in ("missing",)
+                else ConfigProblem(_error_path(err["loc"], normalised), "required field is missing")
+                for err in exc.errors()
+            ],
+        ) from exc
+    return config, normalised.warnings
+
+
+def load_config(
+    path: str | Path | None, env: Mapping[str, str] | None = None, *, include_builtins: bool | None = None
+) -> tuple[NexusConfig, list[ConfigProblem]]:
+    """Load `path` (JSON or YAML); `None` means the built-in default config alone."""
+    if path is None:
+        return config_from_document({}, "<built-in defaults>", env, include_builtins=include_builtins)
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")]
+        ) from exc
+    return config_from_document(_parse_text(text, source), source, env, include_builtins=include_builtins)

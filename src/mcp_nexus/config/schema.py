@@ -1,0 +1,162 @@
+"""The one configuration model every accepted file format is normalised into."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Transport = Literal["stdio", "http", "sse", "embedded"]
+
+# Why these defaults: an in-process server cannot fail over the network, a remote one
+# is usually a shared service, a stdio child is the most fragile (docs/CONFIG.md).
+DEFAULT_PRIORITY: dict[str, int] = {"embedded": 100, "http": 50, "sse": 50, "stdio": 10}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class CallPolicy(_Strict):
+    """Governance settings; set globally, per server and per tool (the most specific wins)."""
+
+    cache_ttl: float | None = Field(default=None, ge=0, description="seconds; 0 = never cached")
+    rate_limit: str | None = Field(default=None, description='e.g. "5/second", "100/minute"')
+    offload_threshold: int | None = Field(default=None, ge=0, description="bytes")
+    max_result_bytes: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0, description="seconds")
+    retries: int | None = Field(default=None, ge=0, le=10)
+    idempotent: bool | None = None
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _check_rate_limit(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from limits import parse
+
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise ValueError(f'expected a rate such as "5/second" or "100/minute", got {value!r}') from exc
+        return value
+
+
+class ToolFilter(_Strict):
+    """Which of a server's tools are exposed: `allow` (None = all) minus `deny`; fnmatch patterns."""
+
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+
+
+class Timeouts(_Strict):
+    connect: float = Field(default=10.0, gt=0)
+    call: float = Field(default=30.0, gt=0)
+    sse_read: float = Field(default=300.0, gt=0)
+
+
+class ServerConfig(CallPolicy):
+    """One upstream MCP server."""
+
+    name: str
+    transport: Transport
+    enabled: bool = True
+    auto_start: bool = True
+    priority: int | None = None
+    namespace: str | None = Field(default=None, description="None = the server's key; '' = bare names")
+    tools: ToolFilter = Field(default_factory=ToolFilter)
+    # stdio
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    # http / sse
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    api_key: str | None = Field(default=None, repr=False)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    # embedded
+    module: str | None = Field(default=None, description="'package.module:attribute'")
+    options: dict[str, Any] = Field(default_factory=dict)
+    # per-tool governance overrides, keyed by the upstream's own tool name
+    tool_config: dict[str, CallPolicy] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_transport_fields(self) -> ServerConfig:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("a stdio server needs 'command'")
+        if self.transport in ("http", "sse") and not self.url:
+            raise ValueError(f"an {self.transport} server needs 'url'")
+        if (
+            self.transport in ("http", "sse")
+            and self.url
+            and not self.url.startswith(("http://", "https://"))
+        ):
+            raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
+        if self.transport == "embedded" and (not self.module or ":" not in self.module):
+            raise ValueError("an embedded server needs 'module' as 'package.module:attribute'")
+        if self.namespace and not all(c.isalnum() or c in "_-" for c in self.namespace):
+            raise ValueError(
+                f"'namespace' may hold letters, digits, '_' and '-' only, got {self.namespace!r}"
+            )
+        return self
+
+    @property
+    def effective_priority(self) -> int:
+        return self.priority if self.priority is not None else DEFAULT_PRIORITY[self.transport]
+
+    @property
+    def effective_namespace(self) -> str:
+        return self.name if self.namespace is None else self.namespace
+
+    def connection_fields(self) -> dict[str, Any]:
+        """The fields whose change needs a reconnect (everything else applies live)."""
+        return self.model_dump(
+            include={
+                "transport",
+                "command",
+                "args",
+                "env",
+                "cwd",
+                "url",
+                "headers",
+                "api_key",
+                "module",
+                "options",
+            }
+        )
+
+
+class GatewaySettings(CallPolicy):
+    """The gateway itself: where it listens, who may call it, global defaults."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8787, ge=0, le=65535)
+    path: str = "/mcp"
+    token: str | None = Field(default=None, repr=False, description="bearer token; required off loopback")
+    allowed_origins: list[str] = Field(default_factory=list)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    offload_dir: str | None = None
+    force_refresh_on_init: bool = False
+    startup_timeout: float = Field(default=30.0, gt=0)
+    name_separator: str = "."
+
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"'path' must start with '/', got {value!r}")
+        return value
+
+
+class NexusConfig(_Strict):
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    source_format: str = "nexus"
+
+    @model_validator(mode="after")
+    def _check_names(self) -> NexusConfig:
+        for key, server in self.servers.items():
+            if server.name != key:
+                raise ValueError(f"server key {key!r} and its name {server.name!r} differ")
+        return self

@@ -1,0 +1,59 @@
+"""The HTTP side: streamable-HTTP MCP at `/mcp` (both eras), a health probe, all behind `HttpGuard`."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.security import GuardSettings, HttpGuard
+from mcp_nexus.gateway import Gateway
+
+
+def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[Any, McpFrontend]:
+    """Return the guarded ASGI app and its MCP frontend; the app's lifespan starts and stops the gateway."""
+    settings = gateway.config.gateway
+    frontend = McpFrontend(gateway, "http")
+    # Host/Origin are checked by HttpGuard for every route; the SDK's own check would only
+    # duplicate it for /mcp with a narrower allow-list.
+    mcp_app = frontend.server.streamable_http_app(
+        streamable_http_path=settings.path,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=settings.host,
+    )
+
+    async def healthz(request: Request) -> JSONResponse:
+        states = {name: str(u.state) for name, u in gateway.upstreams.items()}
+        return JSONResponse({"status": "ok", "servers": states, "tools": len(gateway.catalog.tool_list)})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if manage_gateway:
+            await gateway.start()
+        try:
+            async with frontend.server.session_manager.run():
+                yield
+        finally:
+            frontend.close()
+            if manage_gateway:
+                await gateway.stop()
+
+    routes = [Route("/healthz", healthz), *mcp_app.routes]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    guarded = HttpGuard(
+        app,
+        GuardSettings(
+            token=settings.token,
+            bind_host=settings.host,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+        ),
+    )
+    return guarded, frontend

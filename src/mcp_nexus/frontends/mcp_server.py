@@ -1,0 +1,225 @@
+"""Nexus as one MCP server: the aggregated catalog served over stdio or streamable HTTP.
+
+Built on the SDK's low-level `Server`, so both protocol eras are spoken downstream; every
+tools/call goes through `Gateway.call_tool` (the pipeline), never to an upstream directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from typing import Any, cast
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_nexus import __version__
+from mcp_nexus.gateway import Gateway
+from mcp_nexus.pipeline.call import Caller
+from mcp_nexus.pipeline.errors import GatewayError
+
+logger = logging.getLogger(__name__)
+
+_LIST_CHANGED: dict[str, tuple[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]]] = {
+    "tools": ("notifications/tools/list_changed", ToolsListChanged),
+    "resources": ("notifications/resources/list_changed", ResourcesListChanged),
+    "prompts": ("notifications/prompts/list_changed", PromptsListChanged),
+}
+
+
+class _NexusServer(Server[Any]):
+    """Advertises listChanged for tools, resources and prompts: the aggregate changes as servers come and go."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(True, True, True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _as_mcp_error(exc: GatewayError) -> MCPError:
+    return MCPError(exc.code, exc.message, exc.data or None)
+
+
+class McpFrontend:
+    """Adapts the gateway to the SDK server and fans list changes out to every connected client."""
+
+    def __init__(self, gateway: Gateway, frontend: str) -> None:
+        self.gateway = gateway
+        self.frontend = frontend
+        self.bus = InMemorySubscriptionBus()
+        # Handshake-era connections, to push list_changed on their standalone channel.
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.server = _NexusServer(
+            "mcp-nexus",
+            version=__version__,
+            title="Nexus MCP gateway",
+            instructions="Tools from several MCP servers, namespaced as <server>.<tool>.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        # The logging capability is deprecated at 2026-07-28 but handshake-era clients still send setLevel.
+        self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+        # Replaces the SDK's default OpenTelemetry middleware: it costs time on every call and we
+        # keep our own metrics in the pipeline.
+        self.server.middleware = [self._track_connection]
+        self._unsubscribe_gateway = gateway.add_listener(self._on_gateway_change)
+
+    def close(self) -> None:
+        self._unsubscribe_gateway()
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- connection tracking and notifications ---------------------------------------------
+
+    async def _track_connection(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        connection = getattr(ctx.session, "_connection", None)  # the SDK exposes no public handle
+        if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._connections.add(connection)
+        return await call_next(ctx)
+
+    def _on_gateway_change(self, kind: str) -> None:
+        task = asyncio.ensure_future(self._broadcast(kind))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _broadcast(self, kind: str) -> None:
+        if kind.startswith("resource_updated:"):
+            uri = kind.partition(":")[2]
+            await self.bus.publish(ResourceUpdated(uri=uri))
+            for connection in list(self._connections):
+                if uri in connection.state.get("nexus_subscriptions", ()):
+                    await connection.outbound.notify("notifications/resources/updated", {"uri": uri})
+            return
+        method, event = _LIST_CHANGED[kind]
+        await self.bus.publish(event())
+        for connection in list(self._connections):
+            try:
+                await connection.outbound.notify(method, None)
+            except Exception as exc:  # a closed client must not block the others
+                logger.debug("list_changed to a closed connection: %s", exc)
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.gateway.catalog.tool_list)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        session = ctx.session
+        meta = ctx.meta or {}
+        wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await session.report_progress(value, total, message)
+
+        client_info = session.client_params.client_info.name if session.client_params else None
+        try:
+            return await self.gateway.call_tool(
+                params.name,
+                params.arguments,
+                caller=Caller(self.frontend, client_info, session),
+                progress=cast(ProgressFnT, progress) if wants_progress else None,
+            )
+        except GatewayError as exc:
+            raise _as_mcp_error(exc) from exc
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=self.gateway.catalog.resource_list)
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=self.gateway.catalog.template_list)
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            return await self.gateway.read_resource(str(params.uri))
+        except GatewayError as exc:
+            raise _as_mcp_error(exc) from exc
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            connection.state.setdefault("nexus_subscriptions", set()).add(str(params.uri))
+        await self.gateway.subscribe(str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            connection.state.setdefault("nexus_subscriptions", set()).discard(str(params.uri))
+        await self.gateway.unsubscribe(str(params.uri))
+        return types.EmptyResult()
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=self.gateway.catalog.prompt_list)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            return await self.gateway.get_prompt(params.name, params.arguments)
+        except GatewayError as exc:
+            raise _as_mcp_error(exc) from exc
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = params.context.arguments if params.context else None
+        try:
+            return await self.gateway.complete(params.ref, argument, context)
+        except GatewayError as exc:
+            raise _as_mcp_error(exc) from exc
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()

@@ -1,0 +1,46 @@
+"""Pipe a child's stderr into our log, one record per line, tagged with the server's name."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TextIO
+
+logger = logging.getLogger("mcp_nexus.upstream.stderr")
+
+
+class StderrForwarder:
+    """Owns a pipe: the write end goes to the child, a daemon thread logs what arrives."""
+
+    def __init__(self, server_name: str) -> None:
+        self.server_name = server_name
+        read_fd, write_fd = os.pipe()
+        os.set_inheritable(write_fd, True)
+        self._reader = os.fdopen(read_fd, "rb", buffering=0)
+        self.writer: TextIO = os.fdopen(write_fd, "w")
+        self.lines_seen = 0
+        self._thread = threading.Thread(target=self._pump, name=f"stderr-{server_name}", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        buffer = b""
+        with self._reader:
+            while chunk := self._reader.read(8192):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._emit(line)
+            if buffer:
+                self._emit(buffer)
+
+    def _emit(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip()
+        if text:
+            self.lines_seen += 1
+            logger.info("[%s] %s", self.server_name, text[:4000])
+
+    def close_parent_end(self) -> None:
+        """Close our copy of the write end once the child holds its own, so EOF means the child is gone."""
+        if not self.writer.closed:
+            self.writer.close()

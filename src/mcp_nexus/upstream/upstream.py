@@ -1,0 +1,366 @@
+"""One configured MCP server: its single long-lived session and what it offers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.upstream.state import StateHistory, UpstreamState
+from mcp_nexus.upstream.stderr_log import StderrForwarder
+from mcp_nexus.upstream.targets import http_target, load_embedded, sse_target, stdio_target
+
+logger = logging.getLogger(__name__)
+
+ChangeListener = Callable[["Upstream", str], None]
+"""Called with the kind of change: "tools", "resources", "prompts", "state", "resource_updated:<uri>"."""
+
+
+class UpstreamUnavailable(Exception):
+    """The upstream cannot take calls now (not connected, crashed, stopped)."""
+
+
+class ServerRequestForwarder:
+    """Where an upstream's sampling/elicitation/roots requests go: set by the gateway."""
+
+    async def sampling(
+        self, upstream: Upstream, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="no client connected that supports sampling"
+        )
+
+    async def elicitation(
+        self, upstream: Upstream, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="no client connected that supports elicitation"
+        )
+
+    async def list_roots(self, upstream: Upstream) -> types.ListRootsResult | types.ErrorData:
+        return types.ListRootsResult(roots=[])
+
+
+class Upstream:
+    """Holds ONE session to one server, opened at start and reused by every call."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        on_change: ChangeListener | None = None,
+        forwarder: ServerRequestForwarder | None = None,
+    ) -> None:
+        self.config = config
+        self.state = UpstreamState.STOPPED if config.enabled else UpstreamState.DISABLED
+        self.history = StateHistory()
+        self.last_error: str | None = None
+        self.ready_since: float | None = None
+        self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []
+        self.resource_templates: list[types.ResourceTemplate] = []
+        self.prompts: list[types.Prompt] = []
+        self.capabilities: types.ServerCapabilities | None = None
+        self.protocol_version: str | None = None
+        self.server_info: types.Implementation | None = None
+        self._on_change = on_change
+        self.forwarder = forwarder or ServerRequestForwarder()
+        self._client: Client | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._stderr: StderrForwarder | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        # Downstream sessions of the calls in flight here, newest last: where this server's
+        # sampling/elicitation requests are sent (the SDK gives no link back to the call).
+        self.active_sessions: list[Any] = []
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def __repr__(self) -> str:
+        return f"Upstream({self.name!r}, {self.config.transport}, {self.state})"
+
+    # -- state -------------------------------------------------------------------------
+
+    def _set_state(self, state: UpstreamState, reason: str) -> None:
+        if state == self.state:
+            return
+        previous = self.state
+        self.history.record(previous, state, reason)
+        self.state = state
+        self.ready_since = time.time() if state == UpstreamState.READY else None
+        log = logger.warning if state in (UpstreamState.ERROR, UpstreamState.CRASHED) else logger.info
+        log("server %s: %s -> %s (%s)", self.name, previous, state, reason)
+        self._notify("state")
+
+    def _notify(self, kind: str) -> None:
+        if self._on_change is not None:
+            try:
+                self._on_change(self, kind)
+            except Exception:  # a listener's bug must not take the upstream down
+                logger.exception("change listener failed for %s", self.name)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.state in (UpstreamState.READY, UpstreamState.DEGRADED) and self._client is not None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def start(self, timeout: float | None = None) -> None:
+        """Connect and list what the server offers; on failure the state is ERROR with the reason."""
+        if not self.config.enabled:
+            self._set_state(UpstreamState.DISABLED, "disabled in config")
+            return
+        if self._runner is not None and not self._runner.done():
+            return
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._set_state(UpstreamState.CONNECTING, "starting")
+        self._runner = asyncio.create_task(self._run(), name=f"upstream-{self.name}")
+        wait_for = timeout if timeout is not None else self.config.timeouts.connect + 20
+        await asyncio.wait(
+            {self._runner, asyncio.ensure_future(self._ready.wait())},
+            timeout=wait_for,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if not self._ready.is_set() and not self._runner.done():
+            self.last_error = f"did not become ready within {wait_for:g} s"
+            await self.stop(reason="start timed out")
+            self._set_state(UpstreamState.ERROR, self.last_error)
+
+    async def stop(self, reason: str = "stopped") -> None:
+        self._stop.set()
+        runner, self._runner = self._runner, None
+        if runner is not None and not runner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), timeout=10)
+            except (TimeoutError, asyncio.CancelledError):
+                runner.cancel()
+                with contextlib.suppress(BaseException):
+                    await runner
+        for task in list(self._background):
+            task.cancel()
+        self._client = None
+        if self.state not in (UpstreamState.ERROR, UpstreamState.CRASHED):
+            self._set_state(UpstreamState.STOPPED if self.config.enabled else UpstreamState.DISABLED, reason)
+
+    def _build_client(self, stack: AsyncExitStack) -> Client:
+        config = self.config
+        target: Any
+        if config.transport == "stdio":
+            self._stderr = StderrForwarder(self.name)
+            stack.callback(self._stderr.close_parent_end)
+            target = stdio_target(config, self._stderr)
+        elif config.transport == "http":
+            target, http_client = http_target(config)
+            stack.push_async_callback(http_client.aclose)
+        elif config.transport == "sse":
+            target = sse_target(config)
+        else:
+            target = load_embedded(config)
+        return Client(
+            target,
+            mode="auto",
+            cache=None,
+            read_timeout_seconds=None,
+            message_handler=self._on_message,
+            sampling_callback=self._on_sampling,
+            elicitation_callback=self._on_elicitation,
+            list_roots_callback=self._on_list_roots,
+            logging_callback=self._on_log,
+            client_info=types.Implementation(name="mcp-nexus", version=_version()),
+        )
+
+    async def _run(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                client = self._build_client(stack)
+                await stack.enter_async_context(client)
+                if self._stderr is not None:
+                    self._stderr.close_parent_end()
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.capabilities = client.server_capabilities
+                self.server_info = client.server_info
+                await self._refresh_all()
+                self.last_error = None
+                self._set_state(UpstreamState.READY, f"connected ({self.protocol_version})")
+                self._ready.set()
+                if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    self._spawn(self._listen_modern(client))
+                await self._stop.wait()
+                self._client = None
+        except asyncio.CancelledError:
+            self._client = None
+            raise
+        except BaseException as exc:  # the SDK raises ExceptionGroups from its task groups
+            self._client = None
+            self.last_error = _describe(exc)
+            crashed = self._ready.is_set()
+            self._set_state(UpstreamState.CRASHED if crashed else UpstreamState.ERROR, self.last_error)
+            self._notify("tools")
+        finally:
+            self._client = None
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- what the server offers ------------------------------------------------------------
+
+    async def _refresh_all(self) -> None:
+        await asyncio.gather(self.refresh_tools(), self.refresh_resources(), self.refresh_prompts())
+
+    async def refresh_tools(self) -> None:
+        client = self._client
+        if client is None or client.server_capabilities.tools is None:
+            self.tools = []
+            return
+        self.tools = await _collect(lambda cursor: client.list_tools(cursor=cursor), "tools")
+        self._notify("tools")
+
+    async def refresh_resources(self) -> None:
+        client = self._client
+        if client is None or client.server_capabilities.resources is None:
+            self.resources, self.resource_templates = [], []
+            return
+        self.resources = await _collect(lambda cursor: client.list_resources(cursor=cursor), "resources")
+        self.resource_templates = await _collect(
+            lambda cursor: client.list_resource_templates(cursor=cursor), "resource_templates"
+        )
+        self._notify("resources")
+
+    async def refresh_prompts(self) -> None:
+        client = self._client
+        if client is None or client.server_capabilities.prompts is None:
+            self.prompts = []
+            return
+        self.prompts = await _collect(lambda cursor: client.list_prompts(cursor=cursor), "prompts")
+        self._notify("prompts")
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            logger.warning("server %s: transport error: %s", self.name, message)
+            return
+        root = message
+        if isinstance(root, types.ToolListChangedNotification):
+            self._spawn(self.refresh_tools())
+        elif isinstance(root, types.ResourceListChangedNotification):
+            self._spawn(self.refresh_resources())
+        elif isinstance(root, types.PromptListChangedNotification):
+            self._spawn(self.refresh_prompts())
+        elif isinstance(root, types.ResourceUpdatedNotification):
+            self._notify(f"resource_updated:{root.params.uri}")
+
+    async def _listen_modern(self, client: Client) -> None:
+        caps = client.server_capabilities
+        tools = bool(caps.tools and caps.tools.list_changed)
+        prompts = bool(caps.prompts and caps.prompts.list_changed)
+        resources = bool(caps.resources and caps.resources.list_changed)
+        if not (tools or prompts or resources):
+            return
+        try:
+            async with client.listen(
+                tools_list_changed=tools, prompts_list_changed=prompts, resources_list_changed=resources
+            ) as subscription:
+                async for event in subscription:
+                    kind = type(event).__name__
+                    if kind == "ToolsListChanged":
+                        await self.refresh_tools()
+                    elif kind == "PromptsListChanged":
+                        await self.refresh_prompts()
+                    elif kind == "ResourcesListChanged":
+                        await self.refresh_resources()
+                    elif kind == "ResourceUpdated":
+                        self._notify(f"resource_updated:{getattr(event, 'uri', '')}")
+        except Exception as exc:  # a lost listen stream only costs freshness, never the session
+            logger.info("server %s: subscriptions/listen ended: %s", self.name, exc)
+
+    # -- server-initiated requests, forwarded downstream -----------------------------------
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        return await self.forwarder.sampling(self, params)
+
+    async def _on_elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return await self.forwarder.elicitation(self, params)
+
+    async def _on_list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        return await self.forwarder.list_roots(self)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        logger.info("[%s] log %s: %s", self.name, params.level, params.data)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def client(self) -> Client:
+        client = self._client
+        if client is None or not self.is_ready:
+            reason = f": {self.last_error}" if self.last_error else ""
+            raise UpstreamUnavailable(f"server {self.name!r} is {self.state}{reason}")
+        return client
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        progress: ProgressFnT | None = None,
+        timeout: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> types.CallToolResult:
+        client = self.client()
+        return await client.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds=timeout or self.config.timeouts.call,
+            progress_callback=progress,
+            meta=meta,  # type: ignore[arg-type]
+        )
+
+    async def ping(self) -> None:
+        await self.client().send_ping()
+
+
+async def _collect(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+    """Follow `nextCursor` to the end (bounded: a server that pages forever cannot hang us)."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        page = await fetch(cursor)
+        items.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return items
+
+
+def _describe(exc: BaseException) -> str:
+    """The innermost useful message of what may be a nested ExceptionGroup."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+def _version() -> str:
+    from mcp_nexus import __version__
+
+    return __version__
