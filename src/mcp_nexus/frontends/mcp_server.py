@@ -58,6 +58,23 @@ class _NexusServer(Server[Any]):
         )
 
 
+def _caller_wants_progress(session: Any) -> bool:
+    """Whether the caller asked for progress; only then do we ask the upstream for it.
+
+    The SDK keeps this on the request's dispatch context: a progress token on the JSON-RPC
+    path, a callback on the in-process path. Unknown shapes count as "yes" (safe default).
+    """
+    outbound = getattr(session, "_request_outbound", None)
+    if outbound is None:
+        return True
+    if hasattr(outbound, "_progress_token") or hasattr(outbound, "_on_progress"):
+        return (
+            getattr(outbound, "_progress_token", None) is not None
+            or getattr(outbound, "_on_progress", None) is not None
+        )
+    return True
+
+
 def _as_mcp_error(exc: GatewayError) -> MCPError:
     return MCPError(exc.code, exc.message, exc.data or None)
 
@@ -143,8 +160,7 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         session = ctx.session
-        meta = ctx.meta or {}
-        wants_progress = meta.get("progress_token", meta.get("progressToken")) is not None
+        wants_progress = _caller_wants_progress(session)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await session.report_progress(value, total, message)

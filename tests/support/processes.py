@@ -1,0 +1,94 @@
+"""Start and always clean up the real processes tests need."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = ROOT / ".venv" / "bin"
+NODE_BIN = ROOT / "tools" / "node" / "node_modules" / ".bin"
+V1_BIN = ROOT / ".venv-v1" / "bin"
+TESTS = ROOT / "tests"
+
+
+def require(path: Path) -> str:
+    """A missing test peer is a failure with the install step named, never a skip."""
+    if not path.exists():
+        raise AssertionError(f"{path} is missing: run `make test` (scripts/setup.sh installs it)")
+    return str(path)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH", "")]))
+    env.update(extra)
+    return env
+
+
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"process exited with {proc.returncode} before listening on {port}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
+
+
+def wait_for_http(url: str, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"process exited with {proc.returncode} before answering {url}")
+        try:
+            if httpx2.get(url, timeout=1).status_code < 500:
+                return
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within {timeout} s")
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    """SIGTERM the whole process group, then SIGKILL it: no child may outlive a test."""
+    if proc.poll() is None:
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=grace)
+
+
+@contextmanager
+def running(
+    args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None, cwd: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        args, env=env or test_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd
+    )
+    try:
+        yield proc
+    finally:
+        stop_process(proc)
+        if log:
+            out.close()  # type: ignore[union-attr]
