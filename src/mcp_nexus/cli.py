@@ -310,7 +310,7 @@ def call(
         gateway = Gateway(cfg)
         await gateway.start()
         try:
-            result = await gateway.call_tool(tool, arguments, caller=Caller("cli"))
+            result = await gateway.call_tool_result(tool, arguments, caller=Caller("cli"))
         except GatewayError as exc:
             err.print(f"[red]error {exc.code}: {exc.message}[/red]", highlight=False)
             return 1

@@ -5,20 +5,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.config.schema import NexusConfig
-from mcp_nexus.pipeline.call import Caller, Middleware, ToolCall
+from mcp_nexus.pipeline.call import Caller, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
-from mcp_nexus.pipeline.errors import NotFoundError, UnavailableError
+from mcp_nexus.pipeline.errors import GatewayError, NotFoundError, UnavailableError
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
-from mcp_nexus.upstream.upstream import ServerRequestForwarder, Upstream, UpstreamUnavailable
+from mcp_nexus.upstream.upstream import (
+    CAPABILITIES_OVERRIDE_KEY,
+    ServerRequestForwarder,
+    Upstream,
+    UpstreamUnavailable,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +41,22 @@ class DownstreamForwarder(ServerRequestForwarder):
 
     @staticmethod
     def _session(upstream: Upstream) -> Any:
-        for session in reversed(upstream.active_sessions):
-            if getattr(session, "can_send_request", False):
-                return session
+        for caller in reversed(upstream.active_callers):
+            if getattr(caller.session, "can_send_request", False):
+                return caller.session
         return None
+
+    async def log(self, upstream: Upstream, params: types.LoggingMessageNotificationParams) -> None:
+        logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
+        if not upstream.active_callers:
+            return
+        caller = upstream.active_callers[-1]
+        try:
+            await caller.session.send_log_message(
+                params.level, params.data, params.logger, related_request_id=caller.request_id
+            )
+        except Exception as exc:  # the caller may be gone; a log line is never worth an error
+            logger.debug("could not relay a log message from %s: %s", upstream.name, exc)
 
     async def sampling(
         self, upstream: Upstream, params: types.CreateMessageRequestParams
@@ -66,6 +85,20 @@ class DownstreamForwarder(ServerRequestForwarder):
             return result
         except MCPError as exc:
             return exc.error
+
+
+@dataclass(frozen=True)
+class InputRound:
+    """A 2026-07-28 caller's retry state for prompts/get and resources/read (SEP-2322)."""
+
+    input_responses: Any = None
+    request_state: str | None = None
+    client_capabilities: dict[str, Any] | None = None
+
+    def meta(self) -> dict[str, Any] | None:
+        if self.client_capabilities is None:
+            return None
+        return {CAPABILITIES_OVERRIDE_KEY: self.client_capabilities}
 
 
 class Gateway:
@@ -146,18 +179,43 @@ class Gateway:
         caller: Caller | None = None,
         progress: ProgressFnT | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> types.CallToolResult:
-        call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta)
+        input_responses: dict[str, Any] | None = None,
+        request_state: str | None = None,
+    ) -> ToolOutcome:
+        call = ToolCall(
+            name, arguments or {}, caller or Caller("api"), progress, meta, input_responses, request_state
+        )
         return await self.pipeline(call)
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+    async def call_tool_result(
+        self, name: str, arguments: dict[str, Any] | None = None, *, caller: Caller | None = None
+    ) -> types.CallToolResult:
+        """For callers that cannot answer input requests (CLI, API, bridges): always a final result."""
+        outcome = await self.call_tool(name, arguments, caller=caller)
+        if isinstance(outcome, types.CallToolResult):
+            return outcome
+        raise GatewayError(f"tool {name} asked for input this caller cannot give")
+
+    async def read_resource(
+        self, uri: str, round_: InputRound | None = None
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
         candidates = self.catalog.resource_candidates(uri) or self.catalog.upstreams_with_resources()
         if not candidates:
             raise NotFoundError(f"Resource not found: {uri}", data={"uri": uri})
         last: Exception | None = None
         for upstream in candidates:
             try:
-                return await upstream.client().read_resource(uri)
+                if round_ is None:
+                    return await upstream.client().read_resource(uri)
+                session: Any = upstream.client().session
+                outcome: types.ReadResourceResult | types.InputRequiredResult = await session.read_resource(
+                    uri,
+                    input_responses=round_.input_responses,
+                    request_state=round_.request_state,
+                    meta=round_.meta(),
+                    allow_input_required=True,
+                )
+                return outcome
             except MCPError as exc:
                 last = exc
                 if len(candidates) == 1:
@@ -177,9 +235,22 @@ class Gateway:
                 return route.upstream, route.prompt.name
         raise UnavailableError(f"no ready server has prompt {name}", data={"prompt": name})
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, round_: InputRound | None = None
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         upstream, original = self._prompt_route(name)
-        return await upstream.client().get_prompt(original, arguments)
+        if round_ is None:
+            return await upstream.client().get_prompt(original, arguments)
+        session: Any = upstream.client().session
+        outcome: types.GetPromptResult | types.InputRequiredResult = await session.get_prompt(
+            original,
+            arguments,
+            input_responses=round_.input_responses,
+            request_state=round_.request_state,
+            meta=round_.meta(),
+            allow_input_required=True,
+        )
+        return outcome
 
     async def complete(
         self,
@@ -203,15 +274,21 @@ class Gateway:
         return await client.complete(target_ref, argument, context_arguments)
 
     async def subscribe(self, uri: str) -> None:
-        for upstream in self.catalog.resource_candidates(uri) or self.catalog.upstreams_with_resources():
-            caps = upstream.capabilities
-            if caps and caps.resources and caps.resources.subscribe:
-                await upstream.client().subscribe_resource(uri)
-                return
+        await self._subscription(uri, subscribe=True)
 
     async def unsubscribe(self, uri: str) -> None:
+        await self._subscription(uri, subscribe=False)
+
+    async def _subscription(self, uri: str, *, subscribe: bool) -> None:
         for upstream in self.catalog.resource_candidates(uri) or self.catalog.upstreams_with_resources():
             caps = upstream.capabilities
-            if caps and caps.resources and caps.resources.subscribe:
+            if not (caps and caps.resources and caps.resources.subscribe):
+                continue
+            if upstream.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                # 2026-07-28 has no resources/subscribe: updates ride the upstream's listen stream.
+                await upstream.watch_resource(uri, subscribe)
+            elif subscribe:
+                await upstream.client().subscribe_resource(uri)
+            else:
                 await upstream.client().unsubscribe_resource(uri)
-                return
+            return

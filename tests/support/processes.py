@@ -33,7 +33,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_env(**extra: str) -> dict[str, str]:
+def child_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH", "")]))
     env.update(extra)
@@ -84,7 +84,7 @@ def running(
 ) -> Iterator[subprocess.Popen[bytes]]:
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        args, env=env or test_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd
+        args, env=env or child_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd
     )
     try:
         yield proc

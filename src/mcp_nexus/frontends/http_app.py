@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
@@ -27,6 +28,10 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         streamable_http_path=settings.path,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
+        # Resumable streams: a client that loses its SSE connection reconnects with
+        # Last-Event-ID and gets what it missed; the retry hint tells it how soon.
+        event_store=BoundedEventStore(),
+        retry_interval=1000,
     )
 
     async def healthz(request: Request) -> JSONResponse:

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
-from mcp_nexus.gateway import Gateway
+from mcp_nexus.gateway import Gateway, InputRound
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 
@@ -158,7 +158,7 @@ class McpFrontend:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         session = ctx.session
         wants_progress = _caller_wants_progress(session)
 
@@ -166,12 +166,23 @@ class McpFrontend:
             await session.report_progress(value, total, message)
 
         client_info = session.client_params.client_info.name if session.client_params else None
+        capabilities = session.client_capabilities
+        caller = Caller(
+            self.frontend,
+            client_info,
+            session,
+            ctx.request_id,
+            capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
+            ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
+        )
         try:
             return await self.gateway.call_tool(
                 params.name,
                 params.arguments,
-                caller=Caller(self.frontend, client_info, session),
+                caller=caller,
                 progress=cast(ProgressFnT, progress) if wants_progress else None,
+                input_responses=cast(dict[str, Any] | None, params.input_responses),
+                request_state=params.request_state,
             )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
@@ -188,9 +199,9 @@ class McpFrontend:
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
         try:
-            return await self.gateway.read_resource(str(params.uri))
+            return await self.gateway.read_resource(str(params.uri), self._input_round(ctx, params))
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
 
@@ -212,6 +223,20 @@ class McpFrontend:
         await self.gateway.unsubscribe(str(params.uri))
         return types.EmptyResult()
 
+    @staticmethod
+    def _input_round(ctx: ServerRequestContext[Any, Any], params: Any) -> InputRound | None:
+        """For a 2026-07-28 caller: its answers so far, and the promise to take questions back as results."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        capabilities = ctx.session.client_capabilities
+        return InputRound(
+            input_responses=getattr(params, "input_responses", None),
+            request_state=getattr(params, "request_state", None),
+            client_capabilities=capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if capabilities
+            else {},
+        )
+
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -219,9 +244,11 @@ class McpFrontend:
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         try:
-            return await self.gateway.get_prompt(params.name, params.arguments)
+            return await self.gateway.get_prompt(
+                params.name, params.arguments, self._input_round(ctx, params)
+            )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import mcp_types as types
-
-from mcp_nexus.pipeline.call import CallNext, Middleware, ToolCall
+from mcp_nexus.pipeline.call import CallNext, Middleware, ToolCall, ToolOutcome
 
 
 class Pipeline:
@@ -27,12 +25,12 @@ class Pipeline:
         self.steps = list(steps)
         self._entry = self._compose()
 
-    async def __call__(self, call: ToolCall) -> types.CallToolResult:
+    async def __call__(self, call: ToolCall) -> ToolOutcome:
         return await self._entry(call)
 
 
 def _bind(step: Middleware, call_next: CallNext) -> CallNext:
-    async def run(call: ToolCall) -> types.CallToolResult:
+    async def run(call: ToolCall) -> ToolOutcome:
         return await step(call, call_next)
 
     return run

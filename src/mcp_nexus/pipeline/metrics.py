@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import mcp_types as types
-
-from mcp_nexus.pipeline.call import CallNext, ToolCall
+from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 
 
 @dataclass
@@ -33,12 +31,12 @@ class MetricsStep:
     def __init__(self) -> None:
         self.per_tool: dict[str, ToolStats] = {}
 
-    async def __call__(self, call: ToolCall, call_next: CallNext) -> types.CallToolResult:
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         started = time.perf_counter()
         failed = True
         try:
             result = await call_next(call)
-            failed = bool(result.is_error)
+            failed = bool(getattr(result, "is_error", False))
             return result
         finally:
             stats = self.per_tool.get(call.name)

@@ -13,7 +13,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.catalog.catalog import Catalog
-from mcp_nexus.pipeline.call import ToolCall
+from mcp_nexus.pipeline.call import ToolCall, ToolOutcome
 from mcp_nexus.pipeline.errors import GatewayError, ToolTimeoutError, UnavailableError, UnknownToolError
 from mcp_nexus.upstream.upstream import UpstreamUnavailable
 
@@ -26,7 +26,7 @@ class RouteStep:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
 
-    async def __call__(self, call: ToolCall) -> types.CallToolResult:
+    async def __call__(self, call: ToolCall) -> ToolOutcome:
         entry = self.catalog.tools.get(call.name)
         if entry is None:
             raise UnknownToolError(f"Unknown tool: {call.name}", data={"tool": call.name})
@@ -40,10 +40,18 @@ class RouteStep:
                 continue
             timeout = call.notes.get("timeout")
             if call.caller.session is not None:
-                upstream.active_sessions.append(call.caller.session)
+                upstream.active_callers.append(call.caller)
             try:
                 result = await upstream.call_tool(
-                    route.tool.name, call.arguments, progress=call.progress, timeout=timeout, meta=call.meta
+                    route.tool.name,
+                    call.arguments,
+                    progress=call.progress,
+                    timeout=timeout,
+                    meta=call.meta,
+                    input_responses=call.input_responses,
+                    request_state=call.request_state,
+                    client_capabilities=call.caller.capabilities,
+                    pass_input_required=call.caller.modern,
                 )
             except MCPError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
@@ -63,7 +71,7 @@ class RouteStep:
                 continue
             finally:
                 if call.caller.session is not None:
-                    _remove_last(upstream.active_sessions, call.caller.session)
+                    _remove_last(upstream.active_callers, call.caller)
             call.notes["server"] = upstream.name
             return _with_server_meta(result, upstream.name)
         if isinstance(last_error, GatewayError):
@@ -82,7 +90,7 @@ def _remove_last(items: list[Any], value: Any) -> None:
             return
 
 
-def _with_server_meta(result: types.CallToolResult, server: str) -> types.CallToolResult:
+def _with_server_meta(result: ToolOutcome, server: str) -> ToolOutcome:
     meta = dict(result.meta or {})
     # The upstream's identity stamp would contradict ours: the SDK stamps Nexus's own serverInfo.
     meta.pop("io.modelcontextprotocol/serverInfo", None)

@@ -14,6 +14,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.dispatcher import ProgressFnT
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus.config.schema import ServerConfig
@@ -22,6 +23,9 @@ from mcp_nexus.upstream.stderr_log import StderrForwarder
 from mcp_nexus.upstream.targets import http_target, load_embedded, sse_target, stdio_target
 
 logger = logging.getLogger(__name__)
+
+CAPABILITIES_OVERRIDE_KEY = "nexus/clientCapabilities"
+"""Private `_meta` key: the downstream client's capabilities, stamped in place of ours (see `_forward_capabilities`)."""
 
 ChangeListener = Callable[["Upstream", str], None]
 """Called with the kind of change: "tools", "resources", "prompts", "state", "resource_updated:<uri>"."""
@@ -50,6 +54,9 @@ class ServerRequestForwarder:
 
     async def list_roots(self, upstream: Upstream) -> types.ListRootsResult | types.ErrorData:
         return types.ListRootsResult(roots=[])
+
+    async def log(self, upstream: Upstream, params: types.LoggingMessageNotificationParams) -> None:
+        logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
 
 
 class Upstream:
@@ -82,9 +89,12 @@ class Upstream:
         self._ready = asyncio.Event()
         self._stderr: StderrForwarder | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        # Downstream sessions of the calls in flight here, newest last: where this server's
-        # sampling/elicitation requests are sent (the SDK gives no link back to the call).
-        self.active_sessions: list[Any] = []
+        # Callers (pipeline `Caller`s) of the calls in flight here, newest last: where this
+        # server's sampling/elicitation requests and log messages go (the SDK gives no link
+        # from such a request back to the call that caused it).
+        self.active_callers: list[Any] = []
+        self._watched_resources: set[str] = set()
+        self._listen_task: asyncio.Future[None] | None = None
 
     @property
     def name(self) -> str:
@@ -175,6 +185,8 @@ class Upstream:
             target,
             mode="auto",
             cache=None,
+            # Opt in to log messages on 2026-07-28 connections so they can be relayed to callers.
+            log_level="debug",
             read_timeout_seconds=None,
             message_handler=self._on_message,
             sampling_callback=self._on_sampling,
@@ -191,6 +203,8 @@ class Upstream:
                 await stack.enter_async_context(client)
                 if self._stderr is not None:
                     self._stderr.close_parent_end()
+                _forward_capabilities(client)
+                _skip_result_validation(client)
                 self._client = client
                 self.protocol_version = client.protocol_version
                 self.capabilities = client.server_capabilities
@@ -200,7 +214,7 @@ class Upstream:
                 self._set_state(UpstreamState.READY, f"connected ({self.protocol_version})")
                 self._ready.set()
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    self._spawn(self._listen_modern(client))
+                    self._restart_listen()
                 await self._stop.wait()
                 self._client = None
         except asyncio.CancelledError:
@@ -266,16 +280,41 @@ class Upstream:
         elif isinstance(root, types.ResourceUpdatedNotification):
             self._notify(f"resource_updated:{root.params.uri}")
 
-    async def _listen_modern(self, client: Client) -> None:
+    async def watch_resource(self, uri: str, watch: bool) -> None:
+        """Follow (or stop following) updates of one resource on a 2026-07-28 server."""
+        if watch:
+            self._watched_resources.add(uri)
+        else:
+            self._watched_resources.discard(uri)
+        self._restart_listen()
+
+    def _restart_listen(self) -> None:
+        # One listen stream carries every kind of change; its filter is fixed when it opens,
+        # so a new resource watch replaces the stream.
+        if self._listen_task is not None:
+            self._listen_task.cancel()
+        client = self._client
+        if client is None:
+            return
+        self._listen_task = asyncio.ensure_future(
+            self._listen_modern(client, sorted(self._watched_resources))
+        )
+        self._background.add(self._listen_task)
+        self._listen_task.add_done_callback(self._background.discard)
+
+    async def _listen_modern(self, client: Client, resources_watched: list[str]) -> None:
         caps = client.server_capabilities
         tools = bool(caps.tools and caps.tools.list_changed)
         prompts = bool(caps.prompts and caps.prompts.list_changed)
         resources = bool(caps.resources and caps.resources.list_changed)
-        if not (tools or prompts or resources):
+        if not (tools or prompts or resources or resources_watched):
             return
         try:
             async with client.listen(
-                tools_list_changed=tools, prompts_list_changed=prompts, resources_list_changed=resources
+                tools_list_changed=tools,
+                prompts_list_changed=prompts,
+                resources_list_changed=resources,
+                resource_subscriptions=resources_watched,
             ) as subscription:
                 async for event in subscription:
                     kind = type(event).__name__
@@ -306,7 +345,7 @@ class Upstream:
         return await self.forwarder.list_roots(self)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        logger.info("[%s] log %s: %s", self.name, params.level, params.data)
+        await self.forwarder.log(self, params)
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -325,18 +364,81 @@ class Upstream:
         progress: ProgressFnT | None = None,
         timeout: float | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> types.CallToolResult:
+        input_responses: dict[str, Any] | None = None,
+        request_state: str | None = None,
+        client_capabilities: dict[str, Any] | None = None,
+        pass_input_required: bool = False,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Call `name` on this server.
+
+        With `pass_input_required` (a 2026-07-28 caller), an `InputRequiredResult` is returned
+        as is for the caller to answer; otherwise the SDK answers it through our callbacks,
+        which forward the questions to the caller's session.
+        """
         client = self.client()
+        if client_capabilities is not None:
+            meta = {**(meta or {}), CAPABILITIES_OVERRIDE_KEY: client_capabilities}
+        read_timeout = timeout or self.config.timeouts.call
+        if pass_input_required:
+            session: Any = client.session  # its overloads are too many for mypy to resolve
+            outcome: types.CallToolResult | types.InputRequiredResult = await session.call_tool(
+                name,
+                arguments,
+                read_timeout_seconds=read_timeout,
+                progress_callback=progress,
+                input_responses=input_responses,
+                request_state=request_state,
+                meta=meta,
+                allow_input_required=True,
+            )
+            return outcome
         return await client.call_tool(
             name,
             arguments,
-            read_timeout_seconds=timeout or self.config.timeouts.call,
+            read_timeout_seconds=read_timeout,
             progress_callback=progress,
             meta=meta,  # type: ignore[arg-type]
         )
 
     async def ping(self) -> None:
         await self.client().send_ping()
+
+
+def _forward_capabilities(client: Client) -> None:
+    """Let each 2026-07-28 request carry the *downstream* client's capabilities, not the gateway's.
+
+    Why: a server must not rely on capabilities its caller lacks (SEP-2575); the gateway
+    declares everything it can relay, so without this an upstream would ask a client that
+    cannot answer. The SDK stamps capabilities per request with no per-call option, so we
+    wrap its stamp: our private `_meta` key, when present, replaces the SDK's value.
+    """
+    session = client.session
+    original = getattr(session, "_stamp", None)
+    if original is None:  # an SDK without the seam: fall back to the gateway's own capabilities
+        return
+
+    def stamp(data: dict[str, Any], opts: Any) -> None:
+        meta = (data.get("params") or {}).get("_meta")
+        override = meta.pop(CAPABILITIES_OVERRIDE_KEY, None) if isinstance(meta, dict) else None
+        original(data, opts)
+        if override is not None and data["params"]["_meta"].get(CLIENT_CAPABILITIES_META_KEY) is not None:
+            data["params"]["_meta"][CLIENT_CAPABILITIES_META_KEY] = override
+
+    session._stamp = stamp
+
+
+def _skip_result_validation(client: Client) -> None:
+    """A relay does not judge results against output schemas: the downstream client does.
+
+    The SDK would re-validate every structured result (and re-list tools to find schemas),
+    which costs time on the hot path and would turn an upstream's schema slip into a
+    gateway error that hides the upstream's actual answer.
+    """
+
+    async def accept(name: str, result: types.CallToolResult) -> None:
+        return None
+
+    client.session.validate_tool_result = accept  # type: ignore[method-assign]
 
 
 async def _collect(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:

@@ -1,0 +1,100 @@
+"""Fixtures for the python_sandbox tests: a real bubblewrap sandbox over a private data folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_nexus.sandbox import BwrapBackend, ResourceLimits, Sandbox, SandboxRequest, SandboxResult
+
+TEST_TIMEOUT_S = 3.0
+
+
+def sandbox_namespace_pids() -> set[int]:
+    """Live processes in a pid namespace other than ours: sandboxed ones (ours are never there).
+
+    Zombies are left out: they are dead, and the sandbox's init, orphaned when bwrap exits,
+    waits as one until the host's init reaps it.
+    """
+    own = os.readlink("/proc/self/ns/pid")
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                foreign = os.readlink(f"/proc/{entry}/ns/pid") != own
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if foreign and state not in ("Z", "X"):
+                found.add(int(entry))
+    return found
+
+
+def wait_for_no_new_sandbox_processes(before: set[int], within_s: float = 3.0) -> set[int]:
+    """The sandbox processes that appeared after `before` and are still alive after `within_s`."""
+    deadline = time.monotonic() + within_s
+    while True:
+        leftover = sandbox_namespace_pids() - before
+        if not leftover or time.monotonic() > deadline:
+            return leftover
+        time.sleep(0.05)
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under `folder` with its mode and content, to prove nothing changed."""
+    return {
+        str(path.relative_to(folder)): (path.stat().st_mode, path.read_bytes() if path.is_file() else b"")
+        for path in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A data folder like the offload step creates (0700), holding one small JSON file."""
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o700)
+    (folder / "devices.json").write_text(json.dumps([{"id": "light.kitchen"}, {"id": "switch.fan"}]))
+    return folder
+
+
+@pytest.fixture
+def limits() -> ResourceLimits:
+    return ResourceLimits(memory_bytes=256 * 1024 * 1024, tmp_bytes=8 * 1024 * 1024)
+
+
+@pytest.fixture
+def bwrap_backend(limits: ResourceLimits) -> BwrapBackend:
+    assert shutil.which("bwrap"), "bubblewrap must be installed for these tests: apt-get install bubblewrap"
+    return BwrapBackend(limits=limits)
+
+
+@pytest.fixture
+async def sandbox(data_dir: Path, bwrap_backend: BwrapBackend) -> AsyncIterator[Sandbox]:
+    """A Sandbox whose bubblewrap backend passed its real probe."""
+    box = Sandbox(data_dir, backends=[bwrap_backend], timeout_s=TEST_TIMEOUT_S)
+    status = await box.status()
+    assert status.backend == "bubblewrap", status.probes
+    yield box
+
+
+@pytest.fixture
+def no_leftover_processes() -> Iterator[None]:
+    """Fail the test if any sandboxed process outlives it."""
+    before = sandbox_namespace_pids()
+    yield
+    leftover = wait_for_no_new_sandbox_processes(before)
+    assert not leftover, f"sandboxed processes survived the call: {sorted(leftover)}"
+
+
+async def run_code(
+    box: Sandbox, code: str, files: list[str] | None = None, timeout_s: float | None = None
+) -> SandboxResult:
+    """Run `code` through the facade, with an outer bound so a broken kill cannot hang the suite."""
+    return await asyncio.wait_for(box.run(SandboxRequest(code, files), timeout_s=timeout_s), 30)
