@@ -14,10 +14,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.pipeline.call import Caller, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, NotFoundError, UnavailableError
+from mcp_nexus.pipeline.governance import governance_steps
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.upstream.upstream import (
@@ -111,7 +113,9 @@ class Gateway:
             for name, server in config.servers.items()
         }
         self.metrics = MetricsStep()
-        self.pipeline = Pipeline([self.metrics, *(extra_steps or [])], RouteStep(self.catalog))
+        self.pipeline = Pipeline(
+            [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
+        )
         self._listeners: list[ListChangeListener] = []
         self._rebuild_pending = False
         self._started = False
@@ -140,6 +144,12 @@ class Gateway:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+    def add_local_tool(self, tool: LocalTool) -> None:
+        """Serve one of the gateway's own tools next to the aggregated ones."""
+        self.catalog.local_tools[tool.name] = tool
+        if self._started:
+            self._rebuild()
 
     # -- change propagation ----------------------------------------------------------------
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.processes import VENV_BIN, free_port, running, child_env, wait_for_http
+
+from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http
 
 from .fixture_process import RunningFixture, running_fixture_server, stdio_command
 from .runner import ConformanceReport, run_conformance

@@ -16,6 +16,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
+from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.names import exposed_name, is_allowed
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -37,6 +38,7 @@ class CatalogTool:
     name: str
     tool: types.Tool  # what clients see: the winning candidate's tool under the exposed name
     candidates: tuple[ToolRoute, ...]  # highest priority first
+    local: LocalTool | None = None  # set for the gateway's own tools (no upstream)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ class Catalog:
         self.template_list: list[types.ResourceTemplate] = []
         self.prompts: dict[str, list[PromptRoute]] = {}
         self.prompt_list: list[types.Prompt] = []
+        self.local_tools: dict[str, LocalTool] = {}
         self.tools_signature = ""
         self.resources_signature = ""
         self.prompts_signature = ""
@@ -100,7 +103,13 @@ class Catalog:
                 name = exposed_name(config.effective_namespace, tool.name, self.separator)
                 routes.setdefault(name, []).append(ToolRoute(upstream, tool))
         tools: dict[str, CatalogTool] = {}
+        # The gateway's own tools come first and keep their names: an upstream tool with the
+        # same exposed name is shadowed (and reachable under its namespace if it has one).
+        for name, local in self.local_tools.items():
+            tools[name] = CatalogTool(name, local.tool, (), local)
         for name, candidates in routes.items():
+            if name in tools:
+                continue
             top = candidates[0].tool
             exposed = top if top.name == name else top.model_copy(update={"name": name})
             tools[name] = CatalogTool(name, exposed, tuple(candidates))

@@ -30,6 +30,9 @@ class RouteStep:
         entry = self.catalog.tools.get(call.name)
         if entry is None:
             raise UnknownToolError(f"Unknown tool: {call.name}", data={"tool": call.name})
+        if entry.local is not None:
+            call.notes["server"] = "nexus"
+            return await entry.local.handler(call.arguments)
         tried: list[str] = []
         last_error: Exception | None = None
         for route in entry.candidates:

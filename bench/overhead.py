@@ -1,0 +1,107 @@
+"""Gateway overhead: N sequential tools/call to a trivial tool, direct vs through Nexus, side by side.
+
+    .venv/bin/python bench/overhead.py [--calls 1000]
+
+Measures, in one run and against the same upstream program (tests/support/demo_server.py):
+  direct     client -> stdio upstream
+  stdio      client -> `nexus serve --stdio` -> the same upstream over stdio
+  http       client -> `nexus serve` (streamable HTTP) -> the same upstream over stdio
+and prints median and p95 per call and the gateway/direct ratio of medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http  # noqa: E402
+
+UPSTREAM = [sys.executable, "-m", "support.demo_server", "bench"]
+
+
+async def measure(client: Client, tool: str, calls: int) -> list[float]:
+    for _ in range(20):  # warm-up: imports, JIT-free but caches and first-call paths
+        await client.call_tool(tool, {"text": "x"})
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await client.call_tool(tool, {"text": "x"})
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def stdio_params(command: list[str]) -> StdioServerParameters:
+    return StdioServerParameters(command=command[0], args=command[1:], env=child_env())
+
+
+async def direct(calls: int) -> list[float]:
+    async with Client(stdio_params(UPSTREAM), mode="legacy") as client:
+        return await measure(client, "echo", calls)
+
+
+async def through_stdio(config: Path, calls: int) -> list[float]:
+    command = [str(VENV_BIN / "nexus"), "serve", "--stdio", "--config", str(config)]
+    async with Client(stdio_params(command), mode="legacy") as client:
+        return await measure(client, "echo", calls)
+
+
+async def through_http(url: str, calls: int) -> list[float]:
+    async with Client(url, mode="legacy") as client:
+        return await measure(client, "echo", calls)
+
+
+def summary(name: str, samples: list[float], baseline: float | None) -> str:
+    ordered = sorted(samples)
+    median = statistics.median(ordered) * 1000
+    p95 = ordered[int(len(ordered) * 0.95) - 1] * 1000
+    ratio = f"{median / baseline:5.2f}x" if baseline else "  1.00x"
+    return f"{name:<34} median {median:7.3f} ms   p95 {p95:7.3f} ms   ratio {ratio}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        config = Path(tmp) / "nexus.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "gateway": {"include_builtins": False, "port": port},
+                    "servers": {
+                        "bench": {
+                            "command": UPSTREAM[0],
+                            "args": UPSTREAM[1:],
+                            "namespace": "",
+                            "env": {"PYTHONPATH": str(ROOT / "tests")},
+                        }
+                    },
+                }
+            )
+        )
+        results = {}
+        results["direct (client -> stdio upstream)"] = asyncio.run(direct(args.calls))
+        results["nexus stdio frontend"] = asyncio.run(through_stdio(config, args.calls))
+        with running([str(VENV_BIN / "nexus"), "serve", "--config", str(config)], log=Path(tmp) / "gw.log") as proc:
+            wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
+            results["nexus http frontend"] = asyncio.run(through_http(f"http://127.0.0.1:{port}/mcp", args.calls))
+    baseline = statistics.median(results["direct (client -> stdio upstream)"]) * 1000
+    print(f"{args.calls} sequential tools/call of a trivial tool (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+    for name, samples in results.items():
+        print(summary(name, samples, baseline if "direct" not in name else None))
+
+
+if __name__ == "__main__":
+    main()

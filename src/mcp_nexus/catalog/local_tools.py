@@ -1,0 +1,21 @@
+"""Tools the gateway itself provides (e.g. `python_sandbox`), listed next to the aggregated ones."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+LocalHandler = Callable[[dict[str, Any]], Awaitable[types.CallToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalTool:
+    tool: types.Tool
+    handler: LocalHandler
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
