@@ -37,6 +37,9 @@ ListChangeListener = Callable[[str], None]
 
 StartProgress = Callable[[Upstream], None]
 
+StateListener = Callable[[Upstream], None]
+"""Called after an upstream changed state (started, stopped, crashed, ...): e.g. to drop its cache entries."""
+
 
 class DownstreamForwarder(ServerRequestForwarder):
     """Sends an upstream's sampling/elicitation requests to the client whose call is in flight there."""
@@ -117,6 +120,7 @@ class Gateway:
             [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
         )
         self._listeners: list[ListChangeListener] = []
+        self._state_listeners: list[StateListener] = []
         self._rebuild_pending = False
         self._started = False
 
@@ -164,7 +168,17 @@ class Gateway:
             except Exception:  # one frontend's failure must not stop the others hearing it
                 logger.exception("list-change listener failed")
 
+    def add_state_listener(self, listener: StateListener) -> Callable[[], None]:
+        self._state_listeners.append(listener)
+        return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
+
     def _on_upstream_change(self, upstream: Upstream, kind: str) -> None:
+        if kind == "state":
+            for state_listener in list(self._state_listeners):
+                try:
+                    state_listener(upstream)
+                except Exception:  # a listener's bug must not stop the state change
+                    logger.exception("state listener failed")
         if kind.startswith("resource_updated:"):
             self._emit(kind)
             return
