@@ -14,13 +14,16 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.state import StateHistory, UpstreamState
 from mcp_nexus.upstream.stderr_log import StderrForwarder
-from mcp_nexus.upstream.targets import http_target, load_embedded, sse_target, stdio_target
+from mcp_nexus.upstream.stdio_process import JsonRpcError, ProcessExited, StdioProcess
+from mcp_nexus.upstream.targets import child_environment, http_target, load_embedded, sse_target
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +91,7 @@ class Upstream:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._stderr: StderrForwarder | None = None
+        self._process: StdioProcess | None = None
         self._background: set[asyncio.Task[Any]] = set()
         # Callers (pipeline `Caller`s) of the calls in flight here, newest last: where this
         # server's sampling/elicitation requests and log messages go (the SDK gives no link
@@ -171,9 +175,18 @@ class Upstream:
         config = self.config
         target: Any
         if config.transport == "stdio":
+            assert config.command is not None
             self._stderr = StderrForwarder(self.name)
             stack.callback(self._stderr.close_parent_end)
-            target = stdio_target(config, self._stderr)
+            self._process = target = StdioProcess(
+                self.name,
+                config.command,
+                config.args,
+                child_environment(config),
+                config.cwd,
+                self._stderr.writer,
+                on_exit=self._on_process_exit,
+            )
         elif config.transport == "http":
             target, http_client = http_target(config)
             stack.push_async_callback(http_client.aclose)
@@ -228,6 +241,13 @@ class Upstream:
             self._notify("tools")
         finally:
             self._client = None
+
+    def _on_process_exit(self, code: int | None) -> None:
+        """The stdio child died: say so now (pending calls already failed), and end the session."""
+        self._client = None
+        self.last_error = f"process exited with code {code}"
+        self._set_state(UpstreamState.CRASHED, self.last_error)
+        self._stop.set()
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -379,6 +399,18 @@ class Upstream:
         if client_capabilities is not None:
             meta = {**(meta or {}), CAPABILITIES_OVERRIDE_KEY: client_capabilities}
         read_timeout = timeout or self.config.timeouts.call
+        if self._process is not None:
+            return await self._fast_call_tool(
+                client,
+                name,
+                arguments,
+                meta,
+                read_timeout,
+                progress,
+                input_responses,
+                request_state,
+                pass_input_required,
+            )
         if pass_input_required:
             session: Any = client.session  # its overloads are too many for mypy to resolve
             outcome: types.CallToolResult | types.InputRequiredResult = await session.call_tool(
@@ -399,6 +431,65 @@ class Upstream:
             progress_callback=progress,
             meta=meta,  # type: ignore[arg-type]
         )
+
+    async def _fast_call_tool(
+        self,
+        client: Client,
+        name: str,
+        arguments: dict[str, Any] | None,
+        meta: dict[str, Any] | None,
+        timeout: float,
+        progress: ProgressFnT | None,
+        input_responses: dict[str, Any] | None,
+        request_state: str | None,
+        pass_input_required: bool,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """tools/call over the stdio fast lane (see stdio_process.py), with the SDK's own stamping."""
+        process = self._process
+        assert process is not None
+
+        async def send(responses: Any, state: str | None) -> types.CallToolResult | types.InputRequiredResult:
+            params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+            if meta:
+                params["_meta"] = dict(meta)
+            if responses is not None:
+                params["inputResponses"] = {
+                    key: value.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    if isinstance(value, BaseModel)
+                    else value
+                    for key, value in responses.items()
+                }
+            if state is not None:
+                params["requestState"] = state
+            data: dict[str, Any] = {"method": "tools/call", "params": params}
+            stamp = getattr(client.session, "_stamp", None)
+            if stamp is not None:  # era envelope: protocol version, client info, capabilities
+                stamp(data, {})
+            try:
+                raw = await process.request(data, timeout=timeout, progress=progress)
+            except JsonRpcError as exc:
+                error = exc.error
+                raise MCPError(
+                    error.get("code", types.INTERNAL_ERROR), error.get("message", ""), error.get("data")
+                ) from exc
+            except ProcessExited as exc:
+                raise UpstreamUnavailable(str(exc)) from exc
+            except TimeoutError as exc:
+                raise MCPError(
+                    types.REQUEST_TIMEOUT, f"Timed out after {timeout:g} s waiting for {name}"
+                ) from exc
+            if raw.get("resultType") == "input_required":
+                return types.InputRequiredResult.model_validate(raw, by_name=False)
+            return types.CallToolResult.model_validate(raw, by_name=False)
+
+        first = await send(input_responses, request_state)
+        if isinstance(first, types.CallToolResult) or pass_input_required:
+            return first
+        # The caller cannot take questions back: answer them here through our callbacks,
+        # exactly as the SDK's own client would.
+        drive = client._drive_input_required  # the SDK's own driver, reused rather than copied
+        final: types.CallToolResult = await drive(first, send)
+        return final
 
     async def ping(self) -> None:
         await self.client().send_ping()
