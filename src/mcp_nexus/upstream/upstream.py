@@ -533,11 +533,20 @@ def _skip_result_validation(client: Client) -> None:
 
 
 async def _collect(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
-    """Follow `nextCursor` to the end (bounded: a server that pages forever cannot hang us)."""
+    """Follow `nextCursor` to the end (bounded: a server that pages forever cannot hang us).
+
+    A server that declares a capability but not every list method of it (older SDKs have no
+    resources/templates/list) answers Method not found: that is an empty list, not a failure.
+    """
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(1000):
-        page = await fetch(cursor)
+        try:
+            page = await fetch(cursor)
+        except MCPError as exc:
+            if exc.error.code == types.METHOD_NOT_FOUND:
+                return items
+            raise
         items.extend(getattr(page, field))
         cursor = page.next_cursor
         if not cursor:
