@@ -186,8 +186,6 @@ async def test_calls_reach_every_kind_of_server(gateway: dict[str, Any], mode: s
         assert not created.is_error
         graph = await client.call_tool("memory.read_graph", {})
         assert f"nexus-{mode}" in text(graph)
-            {} if mode != "legacy" else {"query": "SELECT 1"},
-        )
         tables = await client.call_tool("sqlite.list_tables", {})
         assert not tables.is_error
 

@@ -42,6 +42,19 @@ class CallPolicy(_Strict):
         return value
 
 
+def _check_rate(value: str | None) -> str | None:
+    """The same rate syntax as `CallPolicy.rate_limit`, for the extra limits below."""
+    if value is None:
+        return value
+    from limits import parse
+
+    try:
+        parse(value)
+    except ValueError as exc:
+        raise ValueError(f'expected a rate such as "5/second" or "100/minute", got {value!r}') from exc
+    return value
+
+
 class ToolFilter(_Strict):
     """Which of a server's tools are exposed: `allow` (None = all) minus `deny`; fnmatch patterns."""
 
@@ -80,6 +93,13 @@ class ServerConfig(CallPolicy):
     options: dict[str, Any] = Field(default_factory=dict)
     # per-tool governance overrides, keyed by the upstream's own tool name
     tool_config: dict[str, CallPolicy] = Field(default_factory=dict)
+    # one limit shared by all of this server's tools (rate_limit above is per tool)
+    server_rate_limit: str | None = Field(default=None, description='e.g. "20/second"; all tools together')
+
+    @field_validator("server_rate_limit")
+    @classmethod
+    def _check_server_rate_limit(cls, value: str | None) -> str | None:
+        return _check_rate(value)
 
     @model_validator(mode="after")
     def _check_transport_fields(self) -> ServerConfig:
@@ -140,6 +160,37 @@ class GatewaySettings(CallPolicy):
     force_refresh_on_init: bool = False
     startup_timeout: float = Field(default=30.0, gt=0)
     name_separator: str = "."
+    # governance (docs/GOVERNANCE.md); the per-call keys come from CallPolicy
+    offload_max_age: float = Field(default=86400.0, gt=0, description="seconds an offloaded file is kept")
+    offload_max_bytes: int = Field(
+        default=512 * 1024 * 1024, ge=1, description="total size of offloaded files"
+    )
+    cache_max_entries: int = Field(default=1000, ge=1)
+    cache_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    caller_rate_limit: str | None = Field(
+        default=None, description="per caller (frontend + client), all tools"
+    )
+    retry_backoff: float = Field(default=2.0, ge=0, description="seconds before the first retry; doubles")
+    result_limits: dict[str, int] = Field(
+        default_factory=lambda: {"xiaozhi": 1024}, description="max result bytes per frontend"
+    )
+    allow_unsandboxed: bool = Field(default=False, description="python_sandbox may run without a sandbox")
+    sandbox_timeout: float = Field(default=10.0, gt=0, description="python_sandbox wall-clock seconds")
+
+    @field_validator("caller_rate_limit")
+    @classmethod
+    def _check_caller_rate_limit(cls, value: str | None) -> str | None:
+        return _check_rate(value)
+
+    @field_validator("result_limits")
+    @classmethod
+    def _check_result_limits(cls, value: dict[str, int]) -> dict[str, int]:
+        for frontend, limit in value.items():
+            if limit < 1:
+                raise ValueError(
+                    f"result limit of frontend {frontend!r} must be at least 1 byte, got {limit}"
+                )
+        return value
 
     @field_validator("path")
     @classmethod

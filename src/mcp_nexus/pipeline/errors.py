@@ -44,3 +44,23 @@ class UnavailableError(GatewayError):
 
 class NotFoundError(GatewayError):
     code = NOT_FOUND
+
+
+class ParseError(GatewayError):
+    code = PARSE_ERROR
+
+
+class InvalidRequestError(GatewayError):
+    code = INVALID_REQUEST
+
+
+class MethodNotFoundError(GatewayError):
+    code = METHOD_NOT_FOUND
+
+
+class PermissionDeniedError(GatewayError):
+    code = PERMISSION_DENIED
+
+
+class InternalError(GatewayError):
+    code = INTERNAL_ERROR

@@ -57,11 +57,10 @@ class FuzzySearchIndex:
         self._names: list[str] = []
         self._texts: list[str] = []
         self._position: dict[str, int] = {}
-        self._vocabulary: list[str] = []
-        self._word_number: dict[str, int] = {}
-        # word number -> positions of the entities using it (in their text / in their name)
-        self._postings: list[list[int]] = []
-        self._name_postings: list[list[int]] = []
+        # word -> positions of the entities using it, in their whole text / in their name
+        self._postings: dict[str, list[int]] = {}
+        self._name_postings: dict[str, list[int]] = {}
+        self._vocabulary: list[str] | None = None  # both built on demand after new words
         self._sorted_vocabulary: list[str] | None = None
 
     def __len__(self) -> int:
@@ -73,6 +72,7 @@ class FuzzySearchIndex:
         parts.extend(observation.text for observation in entity.observations)
         text = utils.default_process(" ".join(parts)[:MAX_INDEXED_TEXT])
         position = self._position.get(entity.id)
+        is_new = position is None
         if position is None:
             position = len(self._ids)
             self._position[entity.id] = position
@@ -82,26 +82,14 @@ class FuzzySearchIndex:
         else:
             self._names[position] = name
             self._texts[position] = text
-        word_number = self._word_number
         for postings, words in ((self._postings, text), (self._name_postings, name)):
             for word in set(words.split()):
-                number = word_number.get(word)
-                posting = postings[number if number is not None else self._number_of(word)]
-                # Positions arrive in upsert order, so only a repeat of the last one can be a
-                # duplicate; an entity re-indexed after others may repeat, which is harmless.
-                if not posting or posting[-1] != position:
+                posting = postings.get(word)
+                if posting is None:
+                    postings[word] = [position]
+                    self._vocabulary = self._sorted_vocabulary = None
+                elif is_new or position not in posting:
                     posting.append(position)
-
-    def _number_of(self, word: str) -> int:
-        number = self._word_number.get(word)
-        if number is None:
-            number = len(self._vocabulary)
-            self._word_number[word] = number
-            self._vocabulary.append(word)
-            self._postings.append([])
-            self._name_postings.append([])
-            self._sorted_vocabulary = None
-        return number
 
     def search(self, query: str, limit: int, score_cutoff: float = DEFAULT_SCORE_CUTOFF) -> list[SearchHit]:
         """The best `limit` entities for `query`, best first."""
@@ -133,30 +121,30 @@ class FuzzySearchIndex:
         scores: dict[int, float] = {}
         for word in words:
             best: dict[int, float] = {}
-            for number, similarity in self._matching_words(word).items():
-                posting = self._postings[number]
-                if not posting:
-                    continue
+            for matched, similarity in self._matching_words(word).items():
+                posting = self._postings[matched]
                 weight = similarity * math.log(1 + total / len(posting))
                 for position in posting:
                     if weight > best.get(position, 0.0):
                         best[position] = weight
                 # The same word in the name counts double, so name hits are never crowded out.
                 name_weight = weight * 2
-                for position in self._name_postings[number]:
+                for position in self._name_postings.get(matched, ()):
                     if name_weight > best.get(position, 0.0):
                         best[position] = name_weight
             for position, weight in best.items():
                 scores[position] = scores.get(position, 0.0) + weight
         return heapq.nlargest(wanted, scores.items(), key=lambda item: item[1])
 
-    def _matching_words(self, word: str) -> dict[int, float]:
+    def _matching_words(self, word: str) -> dict[str, float]:
         """Vocabulary words close to `word` (typos) or starting with it, with a 0-1 similarity."""
-        matches: dict[int, float] = {}
-        for _, score, number in process.extract(
+        if self._vocabulary is None:
+            self._vocabulary = list(self._postings)
+        matches: dict[str, float] = {}
+        for matched, score, _ in process.extract(
             word, self._vocabulary, scorer=fuzz.ratio, limit=WORD_MATCHES, score_cutoff=_word_cutoff(word)
         ):
-            matches[number] = score / 100.0
+            matches[matched] = score / 100.0
         if len(word) >= 3:
             if self._sorted_vocabulary is None:
                 self._sorted_vocabulary = sorted(self._vocabulary)
@@ -165,6 +153,5 @@ class FuzzySearchIndex:
             for candidate in ordered[start : start + WORD_MATCHES]:
                 if not candidate.startswith(word):
                     break
-                number = self._word_number[candidate]
-                matches[number] = max(matches.get(number, 0.0), PREFIX_SIMILARITY)
+                matches[candidate] = max(matches.get(candidate, 0.0), PREFIX_SIMILARITY)
         return matches

@@ -6,7 +6,9 @@ signatures use local annotated types (the category enum), which must be real obj
 """
 
 import json
+import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import wraps
@@ -47,6 +49,8 @@ depends_on). get_entropy_report shows orphans, stale nodes and near-duplicates t
 Resources: knowledge://entities/{category}/{id}, knowledge://relations/{year}/{month},
 knowledge://stats/entropy."""
 
+logger = logging.getLogger(__name__)
+
 MAX_OPEN_IDS = 100
 MAX_READ_GRAPH_LIMIT = 5_000
 
@@ -86,6 +90,7 @@ def create_server(
     name: str = "cortex",
     duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
     clock: Callable[[], datetime] = utc_now,
+    preload: bool = True,
 ) -> MCPServer:
     """An MCP server over the knowledge folder `knowledge_dir` (default: see `default_knowledge_dir`)."""
     if isinstance(stale_days, bool) or not isinstance(stale_days, int) or stale_days < 1:
@@ -93,10 +98,21 @@ def create_server(
     store = KnowledgeStore(
         knowledge_dir if knowledge_dir is not None else default_knowledge_dir(), categories, clock=clock
     )
+    if preload:
+        # Reading a large folder takes seconds: start now, in the background, so the first
+        # call finds it loaded (a call that comes sooner waits for the load to finish).
+        threading.Thread(target=_preload, args=(store,), name="cortex-preload", daemon=True).start()
     server: MCPServer = MCPServer(name, version=__version__, instructions=INSTRUCTIONS)
     _register_tools(server, store, stale_days, duplicate_threshold, clock)
     _register_resources(server, store, stale_days, duplicate_threshold, clock)
     return server
+
+
+def _preload(store: KnowledgeStore) -> None:
+    try:
+        store.refresh()
+    except OSError as exc:  # the next call reports it to its caller
+        logger.warning("cortex: preloading %s failed: %s", store.root, exc)
 
 
 def _register_tools(

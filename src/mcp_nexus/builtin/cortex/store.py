@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, KeysView, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +88,8 @@ class KnowledgeStore:
         *,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        if isinstance(categories, str):
+            raise InvalidInputError(f"categories must be a list of names, got the string {categories!r}")
         chosen = list(DEFAULT_CATEGORIES if categories is None else categories)
         if not chosen:
             raise InvalidInputError("at least one category is needed")
@@ -104,8 +105,8 @@ class KnowledgeStore:
         self._positions: dict[Path, ReadPosition] = {}
         self._entities: dict[str, Entity] = {}
         self._relations: list[Relation] = []
-        self._relation_keys: set[tuple[str, str, str]] = set()
-        self._relations_by_month: dict[str, list[Relation]] = {}
+        # No index by month or by triple: both questions are rare (a resource read, a new
+        # relation) and answered by a scan, which keeps loading lean.
         self._relations_by_entity: dict[str, list[Relation]] = {}
         self._problems: dict[tuple[str, int], LoadProblem] = {}
         self._search = FuzzySearchIndex()
@@ -162,15 +163,21 @@ class KnowledgeStore:
         """Every relation with `entity_id` at either end, in recording order."""
         return list(self._relations_by_entity.get(entity_id, ()))
 
+    def has_relation(self, src: str, rel: str, dst: str) -> bool:
+        return any(
+            r.rel == rel and r.src == src and r.dst == dst for r in self._relations_by_entity.get(src, ())
+        )
+
     def degree(self, entity_id: str) -> int:
         return len(self._relations_by_entity.get(entity_id, ()))
 
     def relations_in_month(self, year: str, month: str) -> list[Relation]:
         year, month = check_year_month(year, month)
-        return list(self._relations_by_month.get(f"{year}/{month}", ()))
+        key = f"{year}/{month}"
+        return [relation for relation in self._relations if relation.month == key]
 
     def months(self) -> list[str]:
-        return sorted(self._relations_by_month)
+        return sorted({relation.month for relation in self._relations})
 
     def problems(self) -> list[LoadProblem]:
         return list(self._problems.values())
@@ -217,41 +224,43 @@ class KnowledgeStore:
 
     def _refresh_locked(self) -> None:
         for category, path in self.layout.category_files():
-            self._consume(path, partial(self._apply_entity_line, category))
+            name, lines = self._read(path)
+            for line in lines:
+                try:
+                    self._apply_entity_record(category, line.record)  # type: ignore[arg-type]
+                except (InvalidInputError, KeyError, TypeError) as exc:
+                    self._problem(name, line.number, f"bad record: {exc}")
         for month, path in self.layout.month_files():
-            self._consume(path, partial(self._apply_relation_line, month))
+            name, lines = self._read(path)
+            self._apply_relation_lines(month, name, lines)
         # The search index is rebuilt once per changed entity, not once per record.
         for entity_id in self._stale_search:
             self._search.upsert(self._entities[entity_id])
         self._stale_search.clear()
 
-    def _consume(self, path: Path, apply: Callable[[ParsedLine], None]) -> None:
+    def _read(self, path: Path) -> tuple[str, list[ParsedLine]]:
+        """The new, well-formed lines of `path`; unreadable and torn ones are reported."""
         position = self._positions.setdefault(path, ReadPosition())
         name = path.relative_to(self.root).as_posix()
         try:
             if path.stat().st_size < position.offset:
-                self._problem(
-                    name, position.lines, "the file shrank: history was rewritten outside the cortex"
-                )
-                return
+                reason = "the file shrank: history was rewritten outside the cortex"
+                self._problem(name, position.lines, reason)
+                return name, []
             lines, torn = read_new_lines(path, position)
         except OSError as exc:
             self._problem(name, position.lines, f"cannot read: {exc}")
-            return
+            return name, []
+        good = []
         for line in lines:
             if line.record is None:
                 self._problem(name, line.number, line.error or "unreadable line")
-                continue
-            try:
-                apply(line)
-            except (InvalidInputError, KeyError, TypeError) as exc:
-                self._problem(name, line.number, f"bad record: {exc}")
+            else:
+                good.append(line)
         if torn is not None:
-            self._problem(
-                name,
-                torn.number,
-                f"torn last line ({torn.length} bytes without a newline, e.g. from a crash): ignored",
-            )
+            reason = f"torn last line ({torn.length} bytes without a newline, e.g. from a crash): ignored"
+            self._problem(name, torn.number, reason)
+        return name, good
 
     def _problem(self, file: str, line: int, reason: str) -> None:
         if (file, line) not in self._problems:
@@ -259,9 +268,7 @@ class KnowledgeStore:
             self._problems[(file, line)] = problem
             logger.warning("cortex: %s line %d: %s", file, line, reason)
 
-    def _apply_entity_line(self, category: str, line: ParsedLine) -> None:
-        record = line.record
-        assert record is not None
+    def _apply_entity_record(self, category: str, record: dict[str, Any]) -> None:
         kind = record.get("kind")
         entity_id = check_id(record["id"])
         if kind == "entity":
@@ -292,39 +299,42 @@ class KnowledgeStore:
             raise InvalidInputError(f"unknown kind {kind!r}")
         self._stale_search.add(entity.id)
 
-    def _apply_relation_line(self, month: str, line: ParsedLine) -> None:
-        record = line.record
-        assert record is not None
-        entities = self._entities
-        src, dst, rel = record["src"], record["dst"], record["rel"]
-        # A known entity's id was checked when it was loaded, and sharing its string saves
-        # holding hundreds of thousands of copies; only unknown ends need the full check.
-        known_src, known_dst = entities.get(src), entities.get(dst)
-        if known_src is None:
-            check_id(src, "src")
-        if known_dst is None:
-            check_id(dst, "dst")
-        if rel not in self._predicates:
-            self._predicates.add(sys.intern(check_predicate(rel)))
-        # tuple.__new__ skips the named tuple's Python-level constructor: 300,000 calls at load.
-        relation: Relation = tuple.__new__(
-            Relation,
-            (
-                known_src.id if known_src is not None else sys.intern(src),
-                sys.intern(rel),
-                known_dst.id if known_dst is not None else sys.intern(dst),
-                _string(record.get("context", ""), "context"),
-                _timestamp(record["created"]),
-                month,
-            ),
-        )
-        self._relations.append(relation)
-        self._relation_keys.add((relation.src, relation.rel, relation.dst))
-        self._relations_by_month.setdefault(month, []).append(relation)
+    def _apply_relation_lines(self, month: str, file: str, lines: list[ParsedLine]) -> None:
+        # The hottest loop of a load (300,000 records in the benchmark): names are bound
+        # locally and a named tuple is built with tuple.__new__ (its constructor is Python).
+        entities, predicates, relations = self._entities, self._predicates, self._relations
         by_entity = self._relations_by_entity
-        by_entity.setdefault(relation.src, []).append(relation)
-        if relation.dst != relation.src:
-            by_entity.setdefault(relation.dst, []).append(relation)
+        intern, new_tuple = sys.intern, tuple.__new__
+        for number, record, _ in lines:
+            try:
+                src, dst, rel = record["src"], record["dst"], record["rel"]  # type: ignore[index]
+                # A known entity's id was checked when it was loaded, and sharing its string
+                # saves holding hundreds of thousands of copies; unknown ends get the full check.
+                known_src, known_dst = entities.get(src), entities.get(dst)
+                src = known_src.id if known_src is not None else intern(check_id(src, "src"))
+                dst = known_dst.id if known_dst is not None else intern(check_id(dst, "dst"))
+                if rel not in predicates:
+                    predicates.add(intern(check_predicate(rel)))
+                context = record.get("context", "")  # type: ignore[union-attr]
+                if type(context) is not str:
+                    raise InvalidInputError(f"context must be a string, got {type(context).__name__}")
+                relation: Relation = new_tuple(
+                    Relation,
+                    (src, intern(rel), dst, context, _timestamp(record["created"]), month),  # type: ignore[index]
+                )
+            except (InvalidInputError, KeyError, TypeError) as exc:
+                self._problem(file, number, f"bad record: {exc}")
+                continue
+            relations.append(relation)
+            if src in by_entity:
+                by_entity[src].append(relation)
+            else:
+                by_entity[src] = [relation]
+            if dst != src:
+                if dst in by_entity:
+                    by_entity[dst].append(relation)
+                else:
+                    by_entity[dst] = [relation]
 
 
 class Transaction:
@@ -345,7 +355,7 @@ class Transaction:
 
     def has_relation(self, src: str, rel: str, dst: str) -> bool:
         key = (src, rel, dst)
-        return key in self._new_relations or key in self._store._relation_keys
+        return key in self._new_relations or self._store.has_relation(src, rel, dst)
 
     def _queue(self, path: Path, record: dict[str, Any]) -> None:
         self._pending.setdefault(path, []).append(encode_record(record))
