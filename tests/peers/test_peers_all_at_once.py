@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
+
 from support.processes import (
     NODE_BIN,
     TESTS,
