@@ -79,7 +79,8 @@ def config_from_document(
     gateway = data.get("gateway") or {}
     if not isinstance(gateway, dict):
         raise ConfigError(source, [ConfigProblem("gateway", "expected an object")])
-    use_builtins = gateway.pop("include_builtins", True) if include_builtins is None else include_builtins
+    from_file = gateway.pop("include_builtins", True)
+    use_builtins = from_file if include_builtins is None else include_builtins
     if use_builtins:
         merged = {name: {**entry, "name": name} for name, entry in builtin_servers().items()}
         merged.update(data.get("servers") or {})
