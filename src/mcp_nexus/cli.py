@@ -196,6 +196,9 @@ def tools(config: ConfigOption = None, as_json: Annotated[bool, typer.Option("--
         try:
             rows = []
             for name, entry in gateway.catalog.tools.items():
+                if entry.local is not None:  # the gateway's own tools, e.g. python_sandbox
+                    rows.append((name, "nexus", "READY", [], entry.tool.description or ""))
+                    continue
                 top = entry.candidates[0].upstream
                 fallbacks = [c.upstream.name for c in entry.candidates[1:]]
                 rows.append((name, top.name, str(top.state), fallbacks, entry.tool.description or ""))
