@@ -132,9 +132,11 @@ def _parse_lines(raw_lines: list[bytes], first_number: int) -> list[ParsedLine]:
     except ValueError:
         records = None
     if records is not None and len(records) == len(numbered):
+        # tuple.__new__ skips the named tuple's Python-level constructor (one per line).
+        make = tuple.__new__
         return [
-            ParsedLine(number, record)
-            if isinstance(record, dict)
+            make(ParsedLine, (number, record, None))
+            if type(record) is dict
             else ParsedLine(number, None, "not an object")
             for (number, _), record in zip(numbered, records, strict=True)
         ]

@@ -1,0 +1,54 @@
+"""Fixtures for the cortex tests (helpers live in cortex_support.py)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cortex_support import NEXUS, child_env
+
+
+@pytest.fixture
+def knowledge_dir(tmp_path: Path) -> Path:
+    return tmp_path / "knowledge"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(knowledge_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """`nexus cortex serve --http` on a free loopback port; yields its MCP URL."""
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [str(NEXUS), "cortex", "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
+             "--dir", str(knowledge_dir)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert process.poll() is None, log_path.read_text()
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                        break
+                except OSError:
+                    assert time.monotonic() < deadline, "the HTTP server did not start within 30 s"
+                    time.sleep(0.1)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
