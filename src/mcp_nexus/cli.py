@@ -194,7 +194,7 @@ def tools(config: ConfigOption = None, as_json: Annotated[bool, typer.Option("--
         gateway = Gateway(cfg)
         await _start_with_progress(gateway)
         try:
-            rows = []
+            rows: list[tuple[str, str, str, list[str], str]] = []
             for name, entry in gateway.catalog.tools.items():
                 if entry.local is not None:  # the gateway's own tools, e.g. python_sandbox
                     rows.append((name, "nexus", "READY", [], entry.tool.description or ""))

@@ -39,6 +39,9 @@ _KEY_ALIASES = {
     "maxResultBytes": "max_result_bytes",
 }
 
+# Top-level sections of Nexus's own that may sit beside any foreign format's servers.
+_NEXUS_SECTIONS = ("gateway", "xiaozhi")
+
 # Keys other clients put in their entries that mean nothing to a gateway: accepted and ignored.
 _IGNORED_FOREIGN_KEYS = {"description", "alwaysAllow", "autoApprove", "icon", "note", "notes", "comment"}
 
@@ -124,8 +127,9 @@ def _native(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
 
 def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     out = Normalised(data={}, format="mcpServers")
-    if "gateway" in doc:
-        out.data["gateway"] = doc["gateway"]
+    for key in _NEXUS_SECTIONS:
+        if key in doc:
+            out.data[key] = doc[key]
     raw_servers = doc["mcpServers"]
     if not isinstance(raw_servers, dict):
         problems.append(ConfigProblem("mcpServers", "expected an object mapping server names to entries"))
@@ -139,7 +143,7 @@ def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
             out.origin[name] = path
     out.data["servers"] = servers
     for key in doc:
-        if key not in ("mcpServers", "gateway"):
+        if key != "mcpServers" and key not in _NEXUS_SECTIONS:
             out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
     return out
 
@@ -178,6 +182,8 @@ def _controller(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalise
     if "force_refresh_on_init" in doc:
         gateway["force_refresh_on_init"] = doc["force_refresh_on_init"]
     out = Normalised(data={"gateway": gateway}, format="controller")
+    if "xiaozhi" in doc:
+        out.data["xiaozhi"] = doc["xiaozhi"]
     servers: dict[str, Any] = {}
     raw_list = doc["mcp_servers"]
     if not isinstance(raw_list, list):

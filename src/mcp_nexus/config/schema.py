@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from mcp_nexus.config.schema_base import Strict as _Strict
+from mcp_nexus.config.schema_base import ToolFilter
+from mcp_nexus.config.xiaozhi import XiaozhiSettings
 
 Transport = Literal["stdio", "http", "sse", "embedded"]
 
 # Why these defaults: an in-process server cannot fail over the network, a remote one
 # is usually a shared service, a stdio child is the most fragile (docs/CONFIG.md).
 DEFAULT_PRIORITY: dict[str, int] = {"embedded": 100, "http": 50, "sse": 50, "stdio": 10}
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class CallPolicy(_Strict):
@@ -53,13 +53,6 @@ def _check_rate(value: str | None) -> str | None:
     except ValueError as exc:
         raise ValueError(f'expected a rate such as "5/second" or "100/minute", got {value!r}') from exc
     return value
-
-
-class ToolFilter(_Strict):
-    """Which of a server's tools are exposed: `allow` (None = all) minus `deny`; fnmatch patterns."""
-
-    allow: list[str] | None = None
-    deny: list[str] = Field(default_factory=list)
 
 
 class Timeouts(_Strict):
@@ -203,6 +196,7 @@ class GatewaySettings(CallPolicy):
 class NexusConfig(_Strict):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
     source_format: str = "nexus"
 
     @model_validator(mode="after")
