@@ -267,3 +267,32 @@ async def test_stdio_frontend_with_real_peers(gateway: dict[str, Any], mode: str
         assert "over stdio" in text(result)
         result = await client.call_tool("add", {"a": 2, "b": 40})
         assert text(result) == "42"
+
+
+async def test_sampling_and_elicitation_from_a_handshake_era_upstream_reach_the_client(
+    gateway: dict[str, Any],
+) -> None:
+    asked: list[str] = []
+
+    async def sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append("sampling")
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="the model says hi"),
+            model="fake-llm",
+        )
+
+    async def elicitation(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append("elicitation")
+        return types.ElicitResult(action="decline")
+
+    async with Client(
+        gateway["url"], mode="legacy", sampling_callback=sampling, elicitation_callback=elicitation
+    ) as c:
+        sampled = await c.call_tool(
+            "everything.trigger-sampling-request", {"prompt": "say hi", "maxTokens": 20}
+        )
+        assert "the model says hi" in text(sampled)
+        elicited = await c.call_tool("everything_http.trigger-elicitation-request", {})
+        assert "decline" in text(elicited).lower()
+    assert asked == ["sampling", "elicitation"]

@@ -46,6 +46,9 @@ class _LineWriter:
     def send(self, message: dict[str, Any]) -> None:
         self._transport.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
 
+    def send_raw(self, line: bytes) -> None:
+        self._transport.write(line)
+
     def send_model(self, message: BaseModel) -> None:
         self._transport.write(message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
 
@@ -257,8 +260,14 @@ class StdioServer:
             logger.exception("tools/call %s failed", params.get("name"))
             writer.send(_error(message_id, types.INTERNAL_ERROR, f"Internal error: {exc}"))
             return
-        result = outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-        writer.send({"jsonrpc": "2.0", "id": message_id, "result": result})
+        # pydantic-core serialises the result to JSON in one pass; only the envelope is ours.
+        writer.send_raw(
+            b'{"jsonrpc":"2.0","id":'
+            + json.dumps(message_id).encode()
+            + b',"result":'
+            + outcome.model_dump_json(by_alias=True, exclude_none=True).encode()
+            + b"}\n"
+        )
 
 
 def _error(message_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
