@@ -6,7 +6,9 @@ Measures, in one run and against the same upstream program (tests/support/demo_s
   direct     client -> stdio upstream
   stdio      client -> `nexus serve --stdio` -> the same upstream over stdio
   http       client -> `nexus serve` (streamable HTTP) -> the same upstream over stdio
-and prints median and p95 per call and the gateway/direct ratio of medians.
+  direct http  client -> the same server program serving streamable HTTP itself
+and prints median and p95 per call and the gateway/direct ratio of medians (the HTTP
+frontend is also compared with the direct HTTP server, its like-for-like baseline).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+
 from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http  # noqa: E402
 
 UPSTREAM = [sys.executable, "-m", "support.demo_server", "bench"]
@@ -97,10 +100,18 @@ def main() -> None:
         with running([str(VENV_BIN / "nexus"), "serve", "--config", str(config)], log=Path(tmp) / "gw.log") as proc:
             wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
             results["nexus http frontend"] = asyncio.run(through_http(f"http://127.0.0.1:{port}/mcp", args.calls))
+        direct_port = free_port()
+        with running([*UPSTREAM, "--http", str(direct_port)], log=Path(tmp) / "direct-http.log") as proc:
+            wait_for_http(f"http://127.0.0.1:{direct_port}/mcp", proc=proc)
+            results["direct http (client -> http server)"] = asyncio.run(
+                through_http(f"http://127.0.0.1:{direct_port}/mcp", args.calls)
+            )
     baseline = statistics.median(results["direct (client -> stdio upstream)"]) * 1000
+    http_baseline = statistics.median(results["direct http (client -> http server)"]) * 1000
     print(f"{args.calls} sequential tools/call of a trivial tool (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
     for name, samples in results.items():
         print(summary(name, samples, baseline if "direct" not in name else None))
+    print(summary("nexus http frontend vs direct http", results["nexus http frontend"], http_baseline))
 
 
 if __name__ == "__main__":

@@ -59,4 +59,10 @@ def create_server(instance: str = "demo") -> MCPServer:
 
 
 if __name__ == "__main__":
-    create_server(sys.argv[1] if len(sys.argv) > 1 else "stdio").run("stdio")
+    # python -m support.demo_server NAME [--http PORT]
+    instance = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        create_server(instance).run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        create_server(instance).run("stdio")
