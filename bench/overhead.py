@@ -82,7 +82,8 @@ def main() -> None:
         config.write_text(
             json.dumps(
                 {
-                    "gateway": {"include_builtins": False, "port": port},
+                    # No rate limit: 1000 back-to-back calls would hit the default 5/second.
+                    "gateway": {"include_builtins": False, "port": port, "rate_limit": None},
                     "servers": {
                         "bench": {
                             "command": UPSTREAM[0],
@@ -97,9 +98,13 @@ def main() -> None:
         results = {}
         results["direct (client -> stdio upstream)"] = asyncio.run(direct(args.calls))
         results["nexus stdio frontend"] = asyncio.run(through_stdio(config, args.calls))
-        with running([str(VENV_BIN / "nexus"), "serve", "--config", str(config)], log=Path(tmp) / "gw.log") as proc:
+        with running(
+            [str(VENV_BIN / "nexus"), "serve", "--config", str(config)], log=Path(tmp) / "gw.log"
+        ) as proc:
             wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
-            results["nexus http frontend"] = asyncio.run(through_http(f"http://127.0.0.1:{port}/mcp", args.calls))
+            results["nexus http frontend"] = asyncio.run(
+                through_http(f"http://127.0.0.1:{port}/mcp", args.calls)
+            )
         direct_port = free_port()
         with running([*UPSTREAM, "--http", str(direct_port)], log=Path(tmp) / "direct-http.log") as proc:
             wait_for_http(f"http://127.0.0.1:{direct_port}/mcp", proc=proc)
@@ -108,7 +113,9 @@ def main() -> None:
             )
     baseline = statistics.median(results["direct (client -> stdio upstream)"]) * 1000
     http_baseline = statistics.median(results["direct http (client -> http server)"]) * 1000
-    print(f"{args.calls} sequential tools/call of a trivial tool (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+    print(
+        f"{args.calls} sequential tools/call of a trivial tool (python {sys.version.split()[0]}, {os.cpu_count()} cpus)"
+    )
     for name, samples in results.items():
         print(summary(name, samples, baseline if "direct" not in name else None))
     print(summary("nexus http frontend vs direct http", results["nexus http frontend"], http_baseline))

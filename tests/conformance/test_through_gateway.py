@@ -38,7 +38,14 @@ def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("gateway")
     port = free_port()
     config = {
-        "gateway": {"include_builtins": False, "port": port},
+        # The suite calls tools in bursts: the default per-tool rate limit (5/second) would
+        # answer some of them with SYSTEM_ALERT instead of the fixture's result.
+        "gateway": {
+            "include_builtins": False,
+            "port": port,
+            "rate_limit": None,
+            "offload_dir": str(workdir / "offload"),
+        },
         "servers": {"fixture": {"command": stdio_command()[0], "args": stdio_command()[1:], "namespace": ""}},
     }
     config_path = workdir / "nexus.json"

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.errors import UnknownToolError
+from mcp_nexus.pipeline.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.upstream.state import UpstreamState
 from support.processes import TESTS
 from support.raw_server import REF_SCHEMA
@@ -158,9 +158,11 @@ async def test_unknown_tool_is_a_clear_protocol_error(gateway: Gateway) -> None:
     assert "nope.nothing" in caught.value.error.message
 
 
-async def test_bad_arguments_are_reported_not_fatal(gateway: Gateway) -> None:
-    result = await gateway.call_tool("add", {"a": "not a number", "b": 2})
-    assert result.is_error
+async def test_bad_arguments_are_refused_before_the_upstream_and_not_fatal(gateway: Gateway) -> None:
+    with pytest.raises(InvalidArgumentsError) as caught:
+        await gateway.call_tool("add", {"a": "not a number", "b": 2})
+    assert caught.value.code == -32602
+    assert "a" in caught.value.message
     # the gateway is still fine afterwards
     assert (await gateway.call_tool("add", {"a": 2, "b": 3})).content[0].text == "5"  # type: ignore[union-attr]
 

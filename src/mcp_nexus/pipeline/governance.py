@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.ratelimit import RateLimitStep
 from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.sandbox_tool import sandbox_tool
-from mcp_nexus.pipeline.size_limit import SizeLimitStep
+from mcp_nexus.pipeline.size_limit import DEFAULT_RESULT_LIMITS, SizeLimitStep
 from mcp_nexus.pipeline.timeout import TimeoutStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.pipeline.validate import ValidateStep
@@ -58,6 +59,8 @@ class Governance:
     offloader: Offloader | None
     sandbox: Sandbox | None
     checker: ToolConfigChecker
+    size_limit: SizeLimitStep
+    retry: RetryStep
     steps: list[Middleware]
     attached: bool = False  # listening to upstream state changes
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -69,7 +72,27 @@ class Governance:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        task = loop.create_task(self.cache.clear_server(upstream.name))
+        self._spawn(loop, self.cache.clear_server(upstream.name))
+
+    def on_config(self, old: NexusConfig, new: NexusConfig) -> None:
+        """A reload: servers whose entry changed lose their cached results; gateway settings apply live."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if old.gateway != new.gateway:  # a reload always builds new objects: compare values
+            settings = new.gateway
+            self.size_limit.limits = {**DEFAULT_RESULT_LIMITS, **settings.result_limits}
+            self.rate_limit.caller_limit = settings.caller_rate_limit
+            self.retry.backoff = settings.retry_backoff
+            self._spawn(loop, self.cache.clear())  # global defaults (TTLs, thresholds) may have changed
+            return
+        for name, server in old.servers.items():
+            if new.servers.get(name) is not server:
+                self._spawn(loop, self.cache.clear_server(name))
+
+    def _spawn(self, loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]) -> None:
+        task = loop.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -120,17 +143,21 @@ def governance_steps(gateway: Gateway) -> list[Middleware]:
 
     cache = CacheStep(policies, store, still_valid=still_valid, upstreams=gateway.upstreams)
     rate_limit = RateLimitStep(policies, caller_limit=settings.caller_rate_limit)
+    size_limit = SizeLimitStep(policies, offloader, settings.result_limits)
+    retry = RetryStep(policies, backoff=settings.retry_backoff)
     steps: list[Middleware] = [
         ErrorStep(),
-        SizeLimitStep(policies, offloader, settings.result_limits),
+        size_limit,
         cache,
         ValidateStep(gateway.catalog),
         rate_limit,
     ]
     if offloader is not None:
         steps.append(OffloadStep(policies, offloader))
-    steps += [RetryStep(policies, backoff=settings.retry_backoff), TimeoutStep(policies)]
-    governance = Governance(policies, cache, rate_limit, offloader, sandbox, ToolConfigChecker(), steps)
+    steps += [retry, TimeoutStep(policies)]
+    governance = Governance(
+        policies, cache, rate_limit, offloader, sandbox, ToolConfigChecker(), size_limit, retry, steps
+    )
     _GOVERNANCE[gateway] = governance
     _listen_to_states(gateway, governance)
     return [_ListenerAttach(gateway, governance), *steps]
@@ -155,6 +182,8 @@ def _attach(gateway: Gateway, governance: Governance) -> None:
         return
     governance.attached = True
     gateway.add_state_listener(governance.on_upstream_state)
+    if "_config_listeners" in vars(gateway):  # gateways that can reload their config
+        gateway.add_config_listener(governance.on_config)
     for upstream in gateway.upstreams.values():  # servers that came up before we listened
         governance.checker.check(upstream)
 

@@ -1,0 +1,164 @@
+"""The data governor: a result above its threshold goes to a file; the caller gets an alert and a preview.
+
+The file holds the payload python_sandbox should read: the single text item as is (most
+tools answer JSON text), else the structured content, else the content items as JSON.
+If the folder cannot be written the full result goes through unchanged (no data is ever
+lost), marked `nexus/offloadError` in `_meta` and logged; see docs/GOVERNANCE.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import mcp_types as types
+
+from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.offload_folder import OffloadFolder
+from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.preview import Shape, render, scan_shape, utf8_cut
+from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
+
+logger = logging.getLogger(__name__)
+
+OFFLOAD_META_KEY = "nexus/offload"
+OFFLOAD_ERROR_META_KEY = "nexus/offloadError"
+MAX_PREVIEW_BYTES = 2048
+MIN_PREVIEW_BYTES = 128
+_SHAPES_KEPT = 256
+
+
+def alert_text(size: int, name: str) -> str:
+    return (
+        f"SYSTEM_ALERT: Data too large ({size} bytes). Saved to file {name}. "
+        "Use python_sandbox to read and filter."
+    )
+
+
+def preview_budget(threshold: int) -> int:
+    """Bytes for the preview under a threshold: half of it at most, so the answer stays well under."""
+    return max(MIN_PREVIEW_BYTES, min(MAX_PREVIEW_BYTES, threshold // 2))
+
+
+def payload_of(result: types.CallToolResult) -> str:
+    content = result.content
+    if len(content) == 1 and isinstance(content[0], types.TextContent):
+        return content[0].text
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False, default=str)
+    if all(isinstance(item, types.TextContent) for item in content):
+        return json.dumps([item.text for item in content], ensure_ascii=False)  # type: ignore[union-attr]
+    return json.dumps(
+        [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in content],
+        ensure_ascii=False,
+    )
+
+
+def offloaded_file(result: types.CallToolResult) -> str | None:
+    """The file an offloaded result points at, or None for any other result."""
+    info = (result.meta or {}).get(OFFLOAD_META_KEY)
+    return info.get("file") if isinstance(info, dict) else None
+
+
+class Offloader:
+    """Writes payloads to the folder and builds the alert results; shared by the offload and size steps."""
+
+    def __init__(self, folder: OffloadFolder) -> None:
+        self.folder = folder
+        self._shapes: OrderedDict[str, Shape] = OrderedDict()  # recent files' shapes, to re-render smaller
+
+    def _write_and_scan(self, payload: str) -> tuple[str, Shape]:
+        name = self.folder.write([payload])
+        return name, scan_shape(payload)
+
+    def _remember(self, name: str, shape: Shape) -> None:
+        self._shapes[name] = shape
+        self._shapes.move_to_end(name)
+        while len(self._shapes) > _SHAPES_KEPT:
+            self._shapes.popitem(last=False)
+
+    async def offload(
+        self,
+        call: ToolCall,
+        result: types.CallToolResult,
+        size: int,
+        *,
+        threshold: int = 5120,
+        max_bytes: int | None = None,
+    ) -> types.CallToolResult:
+        """The alert result for `result`: its preview within `max_bytes` in all, else well under `threshold`."""
+        payload = payload_of(result)
+        try:
+            name, shape = await asyncio.to_thread(self._write_and_scan, payload)
+        except OSError as exc:
+            reason = f"cannot write to the offload folder {self.folder.path}: {exc.strerror or exc}"
+            logger.warning("tool %s: %s; passing the full result (%d bytes) through", call.name, reason, size)
+            meta = {**(result.meta or {}), OFFLOAD_ERROR_META_KEY: reason}
+            failed = result.model_copy(update={"meta": meta})
+            remember_size(call, failed, size)
+            return failed
+        self._remember(name, shape)
+        budget = preview_budget(threshold) if max_bytes is None else None
+        return self._alert(call, result, size, name, shape, max_bytes, budget)
+
+    async def fit(
+        self, call: ToolCall, result: types.CallToolResult, max_bytes: int
+    ) -> types.CallToolResult | None:
+        """Re-render an already offloaded result's preview within `max_bytes`; None if it was not offloaded."""
+        name = offloaded_file(result)
+        if name is None:
+            return None
+        info: dict[str, Any] = (result.meta or {})[OFFLOAD_META_KEY]
+        shape = self._shapes.get(name)
+        if shape is None:
+            try:
+                shape = await asyncio.to_thread(lambda: scan_shape(self.folder.read_text(name)))
+            except OSError:
+                shape = Shape("text", 0)
+            self._remember(name, shape)
+        return self._alert(call, result, int(info.get("bytes", 0)), name, shape, max_bytes, None)
+
+    def _alert(
+        self,
+        call: ToolCall,
+        result: types.CallToolResult,
+        size: int,
+        name: str,
+        shape: Shape,
+        max_bytes: int | None,
+        preview_bytes: int | None,
+    ) -> types.CallToolResult:
+        alert = alert_text(size, name)
+        budget = preview_bytes if preview_bytes is not None else (max_bytes or 0) - text_bytes(alert) - 2
+        text = alert if budget < 16 else f"{alert}\n\n{render(shape, budget)}"
+        if max_bytes is not None:
+            text = utf8_cut(text, max_bytes)
+        meta = {key: value for key, value in (result.meta or {}).items() if key != OFFLOAD_ERROR_META_KEY}
+        meta[OFFLOAD_META_KEY] = {"file": name, "bytes": size}
+        answer = types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=result.is_error, _meta=meta
+        )
+        remember_size(call, answer, text_bytes(text))
+        return answer
+
+
+class OffloadStep:
+    def __init__(self, policies: PolicyResolver, offloader: Offloader) -> None:
+        self.policies = policies
+        self.offloader = offloader
+
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
+        outcome = await call_next(call)
+        if not isinstance(outcome, types.CallToolResult):
+            return outcome  # an input request is a question to the caller, never data to offload
+        policy = self.policies.resolve(call.name)
+        threshold = policy.offload_threshold if policy is not None else None
+        if threshold is None:
+            return outcome
+        size = result_size(call, outcome)
+        if size <= threshold:
+            return outcome
+        return await self.offloader.offload(call, outcome, size, threshold=threshold)

@@ -1,0 +1,127 @@
+"""Which governance settings apply to a call: the most specific level wins (tool > server > gateway).
+
+A level "sets" a key when the key appears in it, even as `null`: that is how `offload_threshold:
+null` turns offload off for one tool while the gateway default stays on. Resolved policies are
+memoised per exposed tool name and dropped when the catalog or the configs they came from change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from mcp_nexus.catalog.catalog import Catalog, CatalogTool
+from mcp_nexus.config.schema import CallPolicy, GatewaySettings, ServerConfig
+
+DEFAULT_CACHE_TTL = 0.0
+DEFAULT_RATE_LIMIT = "5/second"
+DEFAULT_OFFLOAD_THRESHOLD = 5120
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+
+_BUILTIN_DEFAULTS: dict[str, Any] = {
+    "cache_ttl": DEFAULT_CACHE_TTL,
+    "rate_limit": DEFAULT_RATE_LIMIT,
+    "offload_threshold": DEFAULT_OFFLOAD_THRESHOLD,
+    "max_result_bytes": None,
+    "timeout": DEFAULT_TIMEOUT,
+    "retries": DEFAULT_RETRIES,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """Everything the governance steps need to know about one exposed tool."""
+
+    tool: str  # the exposed (namespaced) name
+    server: str | None  # the top-priority candidate's server; None for the gateway's own tools
+    upstream_tool: str | None  # that server's own name for the tool (the tool_config key)
+    cache_ttl: float
+    rate_limit: str | None
+    server_rate_limit: str | None
+    offload_threshold: int | None
+    max_result_bytes: int | None
+    timeout: float
+    retries: int
+    idempotent: bool
+    input_schema: dict[str, Any] | None
+
+
+def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
+    for level in levels:
+        if level is not None and key in level.model_fields_set:
+            return getattr(level, key)
+    return _BUILTIN_DEFAULTS[key]
+
+
+def _server_timeout(server: ServerConfig | None) -> CallPolicy | None:
+    """A server's `timeouts.call`, when set explicitly, counts as its `timeout` (foreign formats write it there)."""
+    if server is None or "timeout" in server.model_fields_set or "timeouts" not in server.model_fields_set:
+        return None
+    if "call" not in server.timeouts.model_fields_set:
+        return None
+    return CallPolicy(timeout=server.timeouts.call)
+
+
+def _hinted_idempotent(tool: types.Tool) -> bool:
+    hints = tool.annotations
+    return bool(hints and (hints.read_only_hint or hints.idempotent_hint))
+
+
+def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
+    server: ServerConfig | None = None
+    upstream_tool: str | None = None
+    tool_level: CallPolicy | None = None
+    if entry.candidates:
+        route = entry.candidates[0]
+        server = route.upstream.config
+        upstream_tool = route.tool.name
+        tool_level = server.tool_config.get(upstream_tool)
+    levels: list[CallPolicy | None] = [tool_level, server, settings]
+    timeout_levels: list[CallPolicy | None] = [tool_level, server, _server_timeout(server), settings]
+    explicit_idempotent = next(
+        (level.idempotent for level in levels if level is not None and level.idempotent is not None), None
+    )
+    ttl = _pick("cache_ttl", levels)
+    timeout = _pick("timeout", timeout_levels)
+    retries = _pick("retries", levels)
+    return ToolPolicy(
+        tool=entry.name,
+        server=server.name if server else None,
+        upstream_tool=upstream_tool,
+        cache_ttl=float(ttl or 0.0),
+        rate_limit=_pick("rate_limit", levels),
+        server_rate_limit=server.server_rate_limit if server else None,
+        offload_threshold=_pick("offload_threshold", levels),
+        max_result_bytes=_pick("max_result_bytes", levels),
+        timeout=float(timeout if timeout is not None else DEFAULT_TIMEOUT),
+        retries=int(retries if retries is not None else DEFAULT_RETRIES),
+        idempotent=explicit_idempotent if explicit_idempotent is not None else _hinted_idempotent(entry.tool),
+        input_schema=entry.tool.input_schema,
+    )
+
+
+class PolicyResolver:
+    """Memoised `resolve_policy` per exposed name; one dict lookup and three identity checks per call."""
+
+    def __init__(self, catalog: Catalog, settings: Callable[[], GatewaySettings]) -> None:
+        self.catalog = catalog
+        self._settings = settings  # read per call: a reloaded config takes effect at once
+        self._memo: dict[str, tuple[CatalogTool, ServerConfig | None, GatewaySettings, ToolPolicy]] = {}
+
+    def resolve(self, name: str) -> ToolPolicy | None:
+        """The policy of exposed tool `name`, or None when no such tool is listed now."""
+        entry = self.catalog.tools.get(name)
+        if entry is None:
+            return None
+        settings = self._settings()
+        server = entry.candidates[0].upstream.config if entry.candidates else None
+        memo = self._memo.get(name)
+        if memo is not None and memo[0] is entry and memo[1] is server and memo[2] is settings:
+            return memo[3]
+        policy = resolve_policy(entry, settings)
+        self._memo[name] = (entry, server, settings, policy)
+        return policy

@@ -1,0 +1,95 @@
+"""The built-in `python_sandbox` tool: Python over offloaded results, in the sandbox.
+
+Listed whenever offload is on. When no sandbox backend works it stays listed and each call
+answers with an error naming why (e.g. bubblewrap is not installed), so the model learns
+why its plan cannot work instead of the tool silently missing. Its output is a tool result
+like any other: the offload and size steps apply to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mcp_types as types
+
+from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.pipeline.offload_folder import OffloadFolder
+from mcp_nexus.sandbox import Sandbox, SandboxError, SandboxRequest, SandboxUnavailableError
+
+SANDBOX_TOOL_NAME = "python_sandbox"
+SANDBOX_META_KEY = "nexus/sandbox"
+_STDERR_TAIL_CHARS = 2000
+
+DESCRIPTION = """Run Python over files the gateway saved (large tool results, named tool_output_<uuid>.json).
+Name the files to read in `files`; they are mounted read-only under /data. With one file,
+`data` holds its parsed JSON (its text if it is not JSON); `files` maps each name to its
+content; `json` is imported. Print the answer: stdout is returned (at most 64 KB).
+Example: code="print([x for x in data if 'light' in x['id']])", files=["tool_output_<uuid>.json"].
+No network, no writes to /data, a fresh /tmp, {timeout:g} s wall-clock limit."""
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "Python source; print the answer to stdout."},
+        "files": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Names of files in the data folder (as given in SYSTEM_ALERT messages).",
+        },
+    },
+    # `code` is checked by the handler, not the schema: a call without it gets a tool error that
+    # explains what to pass (a model can act on that), rather than a protocol error.
+    "additionalProperties": False,
+}
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
+    tool = types.Tool(
+        name=SANDBOX_TOOL_NAME,
+        description=DESCRIPTION.format(timeout=sandbox.timeout_s),
+        input_schema=INPUT_SCHEMA,
+        annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+
+    async def run(arguments: dict[str, Any]) -> types.CallToolResult:
+        try:
+            await asyncio.to_thread(folder.ensure)
+            result = await sandbox.run(SandboxRequest(arguments.get("code", ""), arguments.get("files")))
+        except SandboxUnavailableError as exc:
+            return _error(f"python_sandbox cannot run code here: {exc}")
+        except SandboxError as exc:
+            return _error(f"python_sandbox: {exc}")
+        except OSError as exc:
+            return _error(
+                f"python_sandbox: the data folder {folder.path} is not usable: {exc.strerror or exc}"
+            )
+        text = result.stdout
+        failed = False
+        if result.timed_out:
+            failed = True
+            text += f"\n[python_sandbox: stopped after {sandbox.timeout_s:g} s]"
+        elif result.exit_code != 0:
+            failed = True
+            text += f"\n[python_sandbox: exit code {result.exit_code}]\n{result.stderr[-_STDERR_TAIL_CHARS:]}"
+        if result.truncated:
+            text += f"\n[python_sandbox: output cut at {sandbox.output_cap_bytes} bytes]"
+        if not result.sandboxed:
+            text = "[UNSANDBOXED: this code ran without isolation (allow_unsandboxed is on)]\n" + text
+        meta = {
+            SANDBOX_META_KEY: {
+                "backend": result.backend,
+                "sandboxed": result.sandboxed,
+                "exit_code": result.exit_code,
+                "duration_s": round(result.duration_s, 3),
+            }
+        }
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=failed, _meta=meta
+        )
+
+    return LocalTool(tool, run)

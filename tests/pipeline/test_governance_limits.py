@@ -1,0 +1,64 @@
+"""Per-frontend result size limits: offloaded previews made to fit, or a UTF-8-safe cut with a marker."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mcp_nexus.pipeline.call import Caller
+from support.governance_gateway import document, embedded, started, text
+
+XIAOZHI = Caller("xiaozhi", "xz-mcp-broker")
+
+
+async def test_xiaozhi_gets_an_offload_preview_within_1024_bytes(tmp_path: Path) -> None:
+    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
+        # 2-5 KB: under the offload threshold, over Xiaozhi's limit: offloaded for Xiaozhi only
+        medium = await gw.call_tool("gov.big_list", {"items": 60}, caller=XIAOZHI)
+        answer = text(medium)
+        assert answer.startswith("SYSTEM_ALERT: Data too large (") and len(answer.encode()) <= 1024
+        assert "Preview: a JSON array of 60 items" in answer
+        name = re.search(r"tool_output_[0-9a-f]+\.json", answer).group(0)  # type: ignore[union-attr]
+        assert (tmp_path / name).exists()
+        assert text(await gw.call_tool("gov.big_list", {"items": 60}, caller=Caller("http"))).startswith("[")
+        # above the threshold: the 2 KB preview is re-rendered smaller
+        large = text(await gw.call_tool("gov.big_object", {"keys": 300}, caller=XIAOZHI))
+        assert len(large.encode()) <= 1024 and "a JSON object with 300 keys" in large
+
+
+async def test_cut_at_a_character_boundary_when_offload_is_off(tmp_path: Path) -> None:
+    doc = document(
+        tmp_path, {"gov": embedded(rate_limit=None)}, offload_threshold=None, result_limits={"http": 300}
+    )
+    async with started(doc) as gw:
+        result = await gw.call_tool("gov.wide_text", {"chars": 2000}, caller=XIAOZHI)
+        answer = text(result)
+        assert len(answer.encode()) <= 1024
+        assert "[truncated by Nexus:" in answer and "1024-byte limit" in answer
+        body = answer.split("\n[truncated by Nexus")[0]
+        assert ("é€😀" * 2000).startswith(body)  # whole characters only
+        assert result.meta and result.meta["nexus/truncated"]["limit"] == 1024
+        # a configured frontend limit; the built-in xiaozhi default stays
+        assert (
+            len(text(await gw.call_tool("gov.big_text", {"lines": 50}, caller=Caller("http"))).encode())
+            <= 300
+        )
+        assert (
+            len(text(await gw.call_tool("gov.big_text", {"lines": 50}, caller=Caller("api"))).encode()) > 1024
+        )
+
+
+async def test_tool_limit_lowers_but_never_raises_a_frontend_limit(tmp_path: Path) -> None:
+    servers = {
+        "gov": embedded(
+            rate_limit=None,
+            offload_threshold=None,
+            tool_config={"big_text": {"max_result_bytes": 200}, "wide_text": {"max_result_bytes": 100_000}},
+        )
+    }
+    async with started(document(tmp_path, servers)) as gw:
+        assert (
+            len(text(await gw.call_tool("gov.big_text", {"lines": 50}, caller=Caller("api"))).encode()) <= 200
+        )
+        wide = text(await gw.call_tool("gov.wide_text", {"chars": 2000}, caller=XIAOZHI))
+        assert len(wide.encode()) <= 1024
