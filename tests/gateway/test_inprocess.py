@@ -234,3 +234,12 @@ async def test_stopping_a_server_removes_its_tools_and_notifies(fresh_gateway: G
         with anyio.fail_after(10):
             await changed.wait()
         assert "other.echo" not in tool_names(await client.list_tools())
+
+
+async def test_list_results_carry_cache_hints_for_modern_clients(gateway: Gateway) -> None:
+    async with Client(McpFrontend(gateway, "test").server, mode="auto") as client:
+        tools = await client.list_tools()
+        prompts = await client.list_prompts()
+    ttl_ms = int(gateway.config.gateway.list_ttl * 1000)
+    assert (tools.ttl_ms, tools.cache_scope) == (ttl_ms, "private")
+    assert (prompts.ttl_ms, prompts.cache_scope) == (ttl_ms, "private")

@@ -31,6 +31,8 @@ _TRANSPORT_ALIASES = {
 # camelCase spellings users already have, mapped to the model's field names.
 _KEY_ALIASES = {
     "autoStart": "auto_start",
+    "autoRestart": "auto_restart",
+    "autoReconnect": "auto_reconnect",
     "apiKey": "api_key",
     "toolConfig": "tool_config",
     "cacheTtl": "cache_ttl",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
@@ -61,6 +61,31 @@ class Timeouts(_Strict):
     sse_read: float = Field(default=300.0, gt=0)
 
 
+class HealthCheck(_Strict):
+    """Periodic liveness probe: ping, or tools/list for servers without ping (docs/OPERATIONS.md)."""
+
+    interval: float = Field(default=30.0, ge=0, description="seconds between probes; 0 = no health checks")
+    timeout: float = Field(default=10.0, gt=0, description="seconds one probe may take")
+    threshold: int = Field(default=3, ge=1, description="consecutive failures that mark the server ERROR")
+
+
+class RestartPolicy(_Strict):
+    """How a crashed (stdio) or disconnected (http, sse) server is brought back."""
+
+    backoff_min: float = Field(default=1.0, gt=0, description="seconds before the first attempt")
+    backoff_max: float = Field(default=60.0, gt=0, description="the delay doubles up to this")
+    max_attempts: int = Field(default=10, ge=0, description="attempts before giving up; 0 = never give up")
+    reset_after: float = Field(default=60.0, ge=0, description="seconds READY that reset the attempt count")
+
+    @model_validator(mode="after")
+    def _check_backoff(self) -> RestartPolicy:
+        if self.backoff_max < self.backoff_min:
+            raise ValueError(
+                f"'backoff_max' ({self.backoff_max:g}) must not be below 'backoff_min' ({self.backoff_min:g})"
+            )
+        return self
+
+
 class ServerConfig(CallPolicy):
     """One upstream MCP server."""
 
@@ -81,6 +106,10 @@ class ServerConfig(CallPolicy):
     headers: dict[str, str] = Field(default_factory=dict)
     api_key: str | None = Field(default=None, repr=False)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    # lifecycle (docs/OPERATIONS.md); `autoReconnect` is accepted as the same switch for http/sse
+    auto_restart: bool = Field(default=True, validation_alias=AliasChoices("auto_restart", "auto_reconnect"))
+    health: HealthCheck = Field(default_factory=HealthCheck)
+    restart: RestartPolicy = Field(default_factory=RestartPolicy)
     # embedded
     module: str | None = Field(default=None, description="'package.module:attribute'")
     options: dict[str, Any] = Field(default_factory=dict)
@@ -152,7 +181,13 @@ class GatewaySettings(CallPolicy):
     offload_dir: str | None = None
     force_refresh_on_init: bool = False
     startup_timeout: float = Field(default=30.0, gt=0)
+    shutdown_grace: float = Field(
+        default=10.0, ge=0, description="seconds in-flight calls may finish on SIGINT/SIGTERM"
+    )
     name_separator: str = "."
+    list_ttl: float = Field(
+        default=30.0, ge=0, description="seconds 2026-07-28 clients may cache Nexus's list results (ttlMs hint)"
+    )
     # governance (docs/GOVERNANCE.md); the per-call keys come from CallPolicy
     offload_max_age: float = Field(default=86400.0, gt=0, description="seconds an offloaded file is kept")
     offload_max_bytes: int = Field(

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -56,6 +57,23 @@ class _NexusServer(Server[Any]):
             experimental_capabilities,
             extensions,
         )
+
+
+def _list_cache_hints(ttl_seconds: float) -> dict[CacheableMethod, CacheHint]:
+    """Freshness hints on our own list results (2026-07-28 clients cache by them).
+
+    Private scope: what a client sees may depend on who it is. List changes still reach
+    clients at once through subscriptions/listen, so the TTL only bounds staleness for
+    clients that do not listen. resources/read is not hinted here: the upstream's own
+    `ttlMs`/`cacheScope` travel with the result it returns.
+    """
+    hint = CacheHint(ttl_ms=int(ttl_seconds * 1000), scope="private")
+    return {
+        "tools/list": hint,
+        "prompts/list": hint,
+        "resources/list": hint,
+        "resources/templates/list": hint,
+    }
 
 
 def _caller_wants_progress(session: Any) -> bool:
@@ -105,6 +123,7 @@ class McpFrontend:
             on_get_prompt=self._get_prompt,
             on_completion=self._complete,
             on_subscriptions_listen=ListenHandler(self.bus),
+            cache_hints=_list_cache_hints(gateway.config.gateway.list_ttl),
         )
         # The logging capability is deprecated at 2026-07-28 but handshake-era clients still send setLevel.
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
