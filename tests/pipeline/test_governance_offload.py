@@ -129,3 +129,26 @@ async def test_cached_offload_survives_only_while_its_file_exists(tmp_path: Path
         third = text(await gw.call_tool("gov.big_list", {"items": 400}))
         assert ALERT.match(third) and name not in third
         assert (await counts(gw))["big_list"] == 2
+
+
+@pytest.mark.parametrize("frontend_limit", [False, True])
+async def test_replaced_results_of_tools_with_an_output_schema_are_flagged(
+    tmp_path: Path, frontend_limit: bool
+) -> None:
+    # A preview cannot match the tool's outputSchema, and SDK clients reject a non-error result
+    # without matching structuredContent: the replacement must come back as isError.
+    doc = document(tmp_path / "data", servers())
+    if frontend_limit:  # no offload, only the frontend's size limit cuts the text
+        doc["servers"]["gov"]["offload_threshold"] = None  # type: ignore[index]
+        doc["gateway"]["result_limits"] = {"test": 300}  # type: ignore[index]
+    async with started(doc) as gw:
+        assert gw.catalog.tools["gov.big_structured"].tool.output_schema is not None
+        async with Client(McpFrontend(gw, "test").server, mode="legacy") as client:
+            small = await client.call_tool("gov.big_structured", {"items": 2})
+            assert not small.is_error and small.structured_content == {
+                "result": [{"id": 0, "value": 0}, {"id": 1, "value": 1}]
+            }
+            big = await client.call_tool("gov.big_structured", {"items": 2000})
+        assert big.is_error
+        assert ("SYSTEM_ALERT: Data too large" in text(big)) != frontend_limit
+        assert ("[truncated by Nexus" in text(big)) == frontend_limit

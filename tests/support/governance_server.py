@@ -115,6 +115,12 @@ def create_server(instance: str = "gov") -> MCPServer:
         await asyncio.sleep(delay)
         return f"{instance}:{key}:{calls['slow_stamp']}"
 
+    @server.tool()  # structured output: the SDK derives an outputSchema from the return type
+    def big_structured(items: int) -> list[dict[str, int]]:
+        """`items` records as structured content, checked by clients against the output schema."""
+        calls["big_structured"] += 1
+        return [{"id": i, "value": i * i} for i in range(items)]
+
     @tool()
     def counts() -> str:
         """How many calls each tool had, as JSON."""

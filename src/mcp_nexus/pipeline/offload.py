@@ -20,6 +20,7 @@ from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.preview import Shape, render, scan_shape, utf8_cut
+from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
 
 logger = logging.getLogger(__name__)
@@ -139,7 +140,9 @@ class Offloader:
         meta = {key: value for key, value in (result.meta or {}).items() if key != OFFLOAD_ERROR_META_KEY}
         meta[OFFLOAD_META_KEY] = {"file": name, "bytes": size}
         answer = types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=result.is_error, _meta=meta
+            content=[types.TextContent(type="text", text=text)],
+            is_error=replaced_is_error(call, result),
+            _meta=meta,
         )
         remember_size(call, answer, text_bytes(text))
         return answer

@@ -20,6 +20,7 @@ from mcp_nexus.upstream.upstream import UpstreamUnavailable
 logger = logging.getLogger(__name__)
 
 SERVER_META_KEY = "nexus/server"
+OUTPUT_SCHEMA_NOTE = "declares_output_schema"
 
 
 class RouteStep:
@@ -30,6 +31,10 @@ class RouteStep:
         entry = self.catalog.tools.get(call.name)
         if entry is None:
             raise UnknownToolError(f"Unknown tool: {call.name}", data={"tool": call.name})
+        if entry.tool.output_schema is not None:
+            # Steps that replace a result (offload, size limit) must then mark it isError:
+            # a preview cannot match the declared schema, and clients validate non-error results.
+            call.notes[OUTPUT_SCHEMA_NOTE] = True
         if entry.local is not None:
             call.notes["server"] = "nexus"
             return await entry.local.handler(call.arguments)

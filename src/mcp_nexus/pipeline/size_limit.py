@@ -16,13 +16,16 @@ from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.offload import OFFLOAD_ERROR_META_KEY, Offloader
 from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.preview import utf8_cut
+from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
 
 DEFAULT_RESULT_LIMITS: dict[str, int] = {"xiaozhi": 1024}
 TRUNCATED_META_KEY = "nexus/truncated"
 
 
-def truncate(result: types.CallToolResult, limit: int, size: int) -> types.CallToolResult:
+def truncate(
+    result: types.CallToolResult, limit: int, size: int, *, is_error: bool | None = None
+) -> types.CallToolResult:
     """The text of `result` cut to `limit` bytes in all, marker included; other items are dropped."""
     texts = [item.text for item in result.content if isinstance(item, types.TextContent)]
     dropped = len(result.content) - len(texts)
@@ -32,8 +35,9 @@ def truncate(result: types.CallToolResult, limit: int, size: int) -> types.CallT
     kept = utf8_cut(text, limit - text_bytes(marker))
     answer = (kept + marker) if text_bytes(marker) <= limit else utf8_cut(marker.strip(), limit)
     meta = {**(result.meta or {}), TRUNCATED_META_KEY: {"bytes": size, "limit": limit}}
+    flagged = result.is_error if is_error is None else is_error
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=answer)], is_error=result.is_error, _meta=meta
+        content=[types.TextContent(type="text", text=answer)], is_error=flagged, _meta=meta
     )
 
 
@@ -76,6 +80,6 @@ class SizeLimitStep:
                 )
             if fitted is not None and result_size(call, fitted) <= limit:
                 return fitted
-        cut = truncate(outcome, limit, size)
+        cut = truncate(outcome, limit, size, is_error=replaced_is_error(call, outcome))
         remember_size(call, cut, text_bytes(cut.content[0].text))  # type: ignore[union-attr]
         return cut
