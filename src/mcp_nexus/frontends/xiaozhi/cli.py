@@ -1,0 +1,154 @@
+"""`nexus bridge xiaozhi`: run the gateway with only the Xiaozhi bridge in front of it.
+
+Endpoints come from `--endpoint`, the `MCP_ENDPOINT` variable (one URL, or several separated
+by `;`, as the popular single-file bridge reads it) and the config's `xiaozhi.endpoints`.
+Without `--config`, `NEXUS_CONFIG`, then `MCP_CONFIG`, then `./mcp_config.json` is used when
+present, so a directory set up for that bridge works unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from mcp_nexus.config.errors import ConfigError
+from mcp_nexus.config.load import load_config
+from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.xiaozhi import XiaozhiSettings, with_env_endpoints
+from mcp_nexus.frontends.xiaozhi.bridge import XiaozhiBridge
+from mcp_nexus.frontends.xiaozhi.status import render_status
+from mcp_nexus.gateway import Gateway
+
+app = typer.Typer(help="Bridges from the gateway's tools to other networks.", no_args_is_help=True)
+
+
+@app.callback()
+def bridge() -> None:
+    """Bridges from the gateway's tools to other networks."""
+
+
+FOREIGN_CONFIG_ENV = "MCP_CONFIG"
+FOREIGN_CONFIG_FILE = "mcp_config.json"
+
+
+def config_path(given: Path | None, env: dict[str, str] | None = None) -> Path | None:
+    """--config, else NEXUS_CONFIG, else MCP_CONFIG, else ./mcp_config.json if it exists, else none."""
+    environ = os.environ if env is None else env
+    if given is not None:
+        return given
+    for variable in ("NEXUS_CONFIG", FOREIGN_CONFIG_ENV):
+        if environ.get(variable):
+            return Path(environ[variable])
+    local = Path(FOREIGN_CONFIG_FILE)
+    return local if local.is_file() else None
+
+
+def bridge_settings(
+    config: NexusConfig, endpoints: list[str], envelope_port: int | None, envelope_token: str | None
+) -> XiaozhiSettings:
+    settings = with_env_endpoints(config.xiaozhi, extra=endpoints)
+    if envelope_port is None:
+        return settings
+    data = settings.model_dump(exclude_unset=True)
+    server = {**data.get("envelope_server", {}), "enabled": True, "port": envelope_port}
+    if envelope_token:
+        server["token"] = envelope_token
+    data["envelope_server"] = server
+    return XiaozhiSettings.model_validate(data)
+
+
+async def run_bridge(gateway: Gateway, bridge: XiaozhiBridge, status_every: float) -> None:
+    """Until SIGINT/SIGTERM: start both, print status now and then, stop both."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # not on Windows
+            loop.add_signal_handler(sig, stop.set)
+    await gateway.start()
+    try:
+        await bridge.start()
+        try:
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), status_every or None)
+                if status_every and not stop.is_set():
+                    print(render_status(bridge.status()), file=sys.stderr, flush=True)
+        finally:
+            await bridge.stop()
+            print(render_status(bridge.status()), file=sys.stderr, flush=True)
+    finally:
+        await gateway.stop()
+
+
+def describe(error: ValidationError) -> str:
+    """The problems without the values: pydantic's own text repeats the input, and URLs hold tokens."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc'])}: {item['msg'].removeprefix('Value error, ')}"
+        for item in error.errors()
+    )
+
+
+@app.command("xiaozhi")
+def xiaozhi(
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--endpoint",
+            "-e",
+            help="Endpoint URL, wss://.../mcp/?token=... (repeatable; also read from MCP_ENDPOINT).",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Config file (Nexus format or mcp_config.json)."),
+    ] = None,
+    envelope_port: Annotated[
+        int | None,
+        typer.Option(help="Also serve device-protocol (type: mcp) peers on this port."),
+    ] = None,
+    envelope_token: Annotated[
+        str | None,
+        typer.Option(envvar="NEXUS_ENVELOPE_TOKEN", help="Bearer token envelope peers must send."),
+    ] = None,
+    status_every: Annotated[
+        float, typer.Option(help="Print the links' status every N seconds (0: only on exit).")
+    ] = 0.0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Connect the gateway's tools to Xiaozhi endpoints (and device-protocol peers) until interrupted."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("httpx2", "httpx", "mcp", "websockets"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        cfg, warnings = load_config(config_path(config))
+        settings = bridge_settings(cfg, endpoint or [], envelope_port, envelope_token)
+    except ConfigError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from exc
+    except ValidationError as exc:  # a bad --endpoint or MCP_ENDPOINT
+        typer.echo(f"bad Xiaozhi settings: {describe(exc)}", err=True)
+        raise typer.Exit(2) from exc
+    for warning in warnings:
+        typer.echo(f"config warning: {warning}", err=True)
+    gateway = Gateway(cfg)
+    bridge = XiaozhiBridge(gateway, settings)
+    if not bridge.configured:
+        typer.echo(
+            "no Xiaozhi endpoint: pass --endpoint URL, set MCP_ENDPOINT, or list xiaozhi.endpoints in the config",
+            err=True,
+        )
+        raise typer.Exit(2)
+    asyncio.run(run_bridge(gateway, bridge, status_every))

@@ -1,0 +1,101 @@
+"""The tool list one peer sees: filtered, renamed for it, serialised once, and cut into pages.
+
+Rebuilt only when the catalog's tool list object changes (the catalog makes a new list on
+every rebuild), so a tools/list or tools/call costs a dict lookup, not a re-serialisation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.names import is_allowed
+from mcp_nexus.config.schema_base import ToolFilter
+from mcp_nexus.frontends.xiaozhi.names import ToolNameMap
+
+_PAGE_OVERHEAD = 64  # `{"tools":[...],"nextCursor":"<name>"}` around the items, name excluded
+
+
+class UnknownCursorError(ValueError):
+    """A cursor that names no listed tool (the list changed since the previous page)."""
+
+
+def _peer_tool(tool: types.Tool, name: str) -> dict[str, Any]:
+    # Name, description and schema only: what the endpoints read, and what keeps pages small.
+    item: dict[str, Any] = {"name": name, "description": tool.description or ""}
+    item["inputSchema"] = tool.input_schema or {"type": "object", "properties": {}}
+    return item
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSnapshot:
+    names: ToolNameMap
+    order: tuple[str, ...]  # the peer's names, in catalog order
+    encoded: dict[str, str]  # peer name -> the tool's JSON
+    items: dict[str, dict[str, Any]]
+
+    def page(self, cursor: str | None, max_bytes: int) -> dict[str, Any]:
+        """One tools/list result of at most `max_bytes` (a single larger tool still gets its own page)."""
+        start = 0
+        if cursor:
+            try:
+                start = self.order.index(cursor)
+            except ValueError as exc:
+                raise UnknownCursorError(
+                    f"unknown cursor {cursor!r}: the tool list changed, list again without a cursor"
+                ) from exc
+        tools: list[dict[str, Any]] = []
+        used = _PAGE_OVERHEAD
+        index = start
+        while index < len(self.order):
+            name = self.order[index]
+            size = len(self.encoded[name].encode("utf-8")) + 1
+            if tools and used + size + len(name) > max_bytes:
+                break
+            tools.append(self.items[name])
+            used += size
+            index += 1
+        result: dict[str, Any] = {"tools": tools}
+        if index < len(self.order):
+            result["nextCursor"] = self.order[
+                index
+            ]  # devices name the next tool; endpoints take it as opaque
+        return result
+
+
+class ToolView:
+    """The gateway's tools as one peer kind sees them (allow/deny applied to the gateway's names)."""
+
+    def __init__(self, catalog: Catalog, rules: ToolFilter, *, map_names: bool) -> None:
+        self.catalog = catalog
+        self.rules = rules
+        self.map_names = map_names
+        self._source: list[types.Tool] | None = None
+        self._snapshot: ToolSnapshot | None = None
+
+    def snapshot(self) -> ToolSnapshot:
+        source = self.catalog.tool_list
+        if self._snapshot is None or source is not self._source:
+            self._snapshot = self._build(source)
+            self._source = source
+        return self._snapshot
+
+    def _build(self, source: list[types.Tool]) -> ToolSnapshot:
+        tools = [tool for tool in source if is_allowed(tool.name, self.rules)]
+        names = (
+            ToolNameMap.build(t.name for t in tools)
+            if self.map_names
+            else ToolNameMap({t.name: t.name for t in tools}, {t.name: t.name for t in tools})
+        )
+        items = {names.to_exposed[t.name]: _peer_tool(t, names.to_exposed[t.name]) for t in tools}
+        encoded = {
+            name: json.dumps(item, ensure_ascii=False, separators=(",", ":")) for name, item in items.items()
+        }
+        return ToolSnapshot(names, tuple(items), encoded, items)
+
+    def is_listed(self, gateway_name: str) -> bool:
+        return gateway_name in self.snapshot().names.to_exposed
