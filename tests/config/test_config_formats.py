@@ -214,3 +214,18 @@ def test_builtin_layer_and_user_override(tmp_path: Path) -> None:
     assert config.servers["cortex"].transport == "stdio"  # user entry replaced the built-in one
     no_builtins = load(tmp_path, {"gateway": {"include_builtins": False}, "servers": {"t": {"command": "x"}}})
     assert set(no_builtins.servers) == {"t"}
+
+
+def test_errors_never_repeat_secrets(tmp_path: Path) -> None:
+    doc = {
+        "mcpServers": {
+            "a": {"url": "ftp://host/mcp?token=SECRET-1", "headers": {"Authorization": "Bearer SECRET-2"}},
+            "b": {"url": "https://h/mcp", "headers": {"Authorization": 5}, "api_key": "SECRET-3"},
+        },
+        "xiaozhi": {"endpoints": ["not a url SECRET-4"]},
+    }
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, doc), {}, include_builtins=False)
+    message = str(caught.value)
+    assert "mcpServers.a" in message and "mcpServers.b.headers.Authorization" in message
+    assert "SECRET" not in message, message

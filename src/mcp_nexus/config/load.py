@@ -58,6 +58,33 @@ def _error_path(loc: tuple[int | str, ...], normalised: Normalised) -> str:
     return out
 
 
+_SECRET_PARTS = (
+    "token",
+    "api_key",
+    "apikey",
+    "authorization",
+    "password",
+    "secret",
+    "endpoints",
+    "headers",
+    "url",
+    "env",
+)
+
+
+def _shown_input(loc: tuple[int | str, ...], value: Any) -> str:
+    """What a config error may repeat of the bad value: never anything that can hold a secret.
+
+    Only plain scalars are echoed (a whole server entry may carry headers and keys), and
+    nothing under a field whose name suggests a secret or a URL (tokens ride in query strings).
+    """
+    if any(part in str(p).lower() for p in loc for part in _SECRET_PARTS):
+        return f"(got a {type(value).__name__})"
+    if isinstance(value, dict | list):
+        return ""
+    return f"(got {value!r})"
+
+
 def _friendly(message: str) -> str:
     return message.replace("Value error, ", "").replace("Extra inputs are not permitted", "unknown field")
 
@@ -94,7 +121,8 @@ def config_from_document(
             source,
             [
                 ConfigProblem(
-                    _error_path(err["loc"], normalised), f"{_friendly(err['msg'])} (got {err['input']!r})"
+                    _error_path(err["loc"], normalised),
+                    f"{_friendly(err['msg'])} {_shown_input(err['loc'], err['input'])}".rstrip(),
                 )
                 if err["type"] not in ("missing",)
                 else ConfigProblem(_error_path(err["loc"], normalised), "required field is missing")

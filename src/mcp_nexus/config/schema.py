@@ -134,7 +134,9 @@ class ServerConfig(CallPolicy):
             and self.url
             and not self.url.startswith(("http://", "https://"))
         ):
-            raise ValueError(f"'url' must start with http:// or https://, got {self.url!r}")
+            raise ValueError(
+                f"'url' must start with http:// or https:// (got scheme {self.url.split(':', 1)[0]!r})"
+            )
         if self.transport == "embedded" and (not self.module or ":" not in self.module):
             raise ValueError("an embedded server needs 'module' as 'package.module:attribute'")
         if self.namespace and not all(c.isalnum() or c in "_-" for c in self.namespace):
@@ -186,7 +188,9 @@ class GatewaySettings(CallPolicy):
     )
     name_separator: str = "."
     list_ttl: float = Field(
-        default=30.0, ge=0, description="seconds 2026-07-28 clients may cache Nexus's list results (ttlMs hint)"
+        default=30.0,
+        ge=0,
+        description="seconds 2026-07-28 clients may cache Nexus's list results (ttlMs hint)",
     )
     # governance (docs/GOVERNANCE.md); the per-call keys come from CallPolicy
     offload_max_age: float = Field(default=86400.0, gt=0, description="seconds an offloaded file is kept")
