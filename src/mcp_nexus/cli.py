@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,9 +22,11 @@ from rich.table import Table
 from mcp_nexus import __version__
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
+from mcp_nexus.cache_cli import app as cache_app
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
@@ -31,6 +37,7 @@ config_app = typer.Typer(help="Inspect configuration files.", no_args_is_help=Tr
 app.add_typer(config_app, name="config")
 app.add_typer(cortex_app, name="cortex")
 app.add_typer(device_app, name="device")
+app.add_typer(cache_app, name="cache")
 
 err = Console(stderr=True)
 out = Console()
@@ -104,29 +111,30 @@ def serve(
         typer.Option(envvar="NEXUS_TOKEN", help="Bearer token clients must send (required off loopback)."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch/--no-watch", help="Apply config file changes while running.")
+    ] = True,
 ) -> None:
-    """Run the gateway."""
+    """Run the gateway (SIGINT/SIGTERM: in-flight calls finish within gateway.shutdown_grace, then exit 0)."""
     _setup_logging(verbose)
     cfg = _load(config)
+
+    def apply_overrides(loaded: NexusConfig) -> None:
+        # The command line wins over the file, at start and at every reload.
+        if host is not None:
+            loaded.gateway.host = host
+        if port is not None:
+            loaded.gateway.port = port
+        if token:
+            loaded.gateway.token = token
+
+    apply_overrides(cfg)
     settings = cfg.gateway
-    if host is not None:
-        settings.host = host
-    if port is not None:
-        settings.port = port
-    if token:
-        settings.token = token
     gateway = Gateway(cfg)
+    source = _config_source(config, apply_overrides)
+    gateway.config_source = source
     if stdio:
-        from mcp_nexus.frontends.stdio import serve_stdio
-
-        async def run_stdio() -> None:
-            await _start_with_progress(gateway)
-            try:
-                await serve_stdio(gateway)
-            finally:
-                await gateway.stop()
-
-        asyncio.run(run_stdio())
+        asyncio.run(_serve_stdio(gateway, source if watch else None))
         return
 
     from mcp_nexus.frontends.security import TokenRequiredError, check_bind
@@ -136,10 +144,65 @@ def serve(
     except TokenRequiredError as exc:
         err.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
-    _serve_http(gateway)
+    _serve_http(gateway, source if watch else None)
 
 
-def _serve_http(gateway: Gateway) -> None:
+def _config_source(path: Path | None, adjust: Any) -> ConfigSource | None:
+    env_path = os.environ.get("NEXUS_CONFIG")
+    chosen = path if path is not None else (Path(env_path) if env_path else None)
+    return ConfigSource(chosen, adjust) if chosen is not None else None
+
+
+_BACKGROUND: set[asyncio.Future[Any]] = set()
+
+
+def _keep(task: asyncio.Future[Any]) -> None:
+    """Hold a reference to a fire-and-forget task until it is done (the loop keeps only weak ones)."""
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+@contextlib.asynccontextmanager
+async def _watching(gateway: Gateway, source: ConfigSource | None) -> AsyncIterator[None]:
+    watcher = ConfigWatcher(source, gateway) if source is not None else None
+    if watcher is not None:
+        watcher.start()
+    try:
+        yield
+    finally:
+        if watcher is not None:
+            await watcher.stop()
+
+
+async def _serve_stdio(gateway: Gateway, source: ConfigSource | None) -> None:
+    from mcp_nexus.frontends.stdio import serve_stdio
+
+    await _start_with_progress(gateway)
+    loop = asyncio.get_running_loop()
+    serving = asyncio.ensure_future(serve_stdio(gateway))
+
+    async def drain_then_stop() -> None:
+        await gateway.drain()
+        serving.cancel()
+
+    def on_signal() -> None:
+        if gateway.draining:
+            serving.cancel()  # a second signal: stop waiting for calls in flight
+            return
+        err.print("shutting down: letting calls in flight finish")
+        _keep(asyncio.ensure_future(drain_then_stop()))
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        async with _watching(gateway, source):
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+    finally:
+        await gateway.stop()
+
+
+def _serve_http(gateway: Gateway, source: ConfigSource | None) -> None:
     import uvicorn
 
     from mcp_nexus.frontends.http_app import build_http_app
@@ -147,10 +210,39 @@ def _serve_http(gateway: Gateway) -> None:
     settings = gateway.config.gateway
     app_, _frontend = build_http_app(gateway, manage_gateway=False)
 
+    class GracefulServer(uvicorn.Server):
+        """On SIGINT/SIGTERM: refuse new calls, let those in flight finish (up to the grace), then exit 0."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Not uvicorn's own handler: it re-raises the signal after shutting down, which
+            # would end the process with the signal's status instead of 0.
+            if gateway.draining:
+                self.should_exit = self.force_exit = True  # a second signal: do not wait any more
+                return
+            loop.call_soon_threadsafe(lambda: _keep(asyncio.ensure_future(drain_then_exit())))
+
+    async def drain_then_exit() -> None:
+        err.print("shutting down: letting calls in flight finish")
+        await gateway.drain()
+        server.should_exit = True
+
+    loop: asyncio.AbstractEventLoop
+    server: uvicorn.Server
+
     async def run() -> None:
+        nonlocal loop, server
+        loop = asyncio.get_running_loop()
         await _start_with_progress(gateway)
-        server = uvicorn.Server(
-            uvicorn.Config(app_, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
+        server = GracefulServer(
+            uvicorn.Config(
+                app_,
+                host=settings.host,
+                port=settings.port,
+                log_level="warning",
+                lifespan="on",
+                # Streams still open after the drain (idle SSE listeners) are closed after this.
+                timeout_graceful_shutdown=1,
+            )
         )
         shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{shown_host}:{settings.port}{settings.path}"
@@ -161,7 +253,8 @@ def _serve_http(gateway: Gateway) -> None:
         )
         _print_client_help(url, settings.token is not None)
         try:
-            await server.serve()
+            async with _watching(gateway, source):
+                await server.serve()
         finally:
             await gateway.stop()
 
@@ -231,46 +324,149 @@ def tools(config: ConfigOption = None, as_json: Annotated[bool, typer.Option("--
     asyncio.run(run())
 
 
+UrlOption = Annotated[str, typer.Option("--url", help="Base URL of the running gateway.")]
+TokenOption = Annotated[
+    str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
+]
+DEFAULT_URL = "http://127.0.0.1:8787"
+
+
+def _api(method: str, url: str, path: str, token: str | None, body: dict[str, Any] | None = None) -> Any:
+    """One admin API request; errors end the command with a message that says what to do."""
+    import httpx2
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    target = url.rstrip("/") + path
+    try:
+        response = httpx2.request(method, target, json=body, headers=headers, timeout=120)
+    except httpx2.HTTPError as exc:
+        err.print(
+            f"[red]no gateway answers at {url} ({exc}); start one with `nexus serve`, or pass --url[/red]",
+            highlight=False,
+        )
+        raise typer.Exit(1) from exc
+    if response.status_code == 401:
+        err.print("[red]the gateway wants a token: pass --token or set NEXUS_TOKEN[/red]")
+        raise typer.Exit(1)
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = {"error": response.text[:500]}
+    if response.status_code != 200:
+        err.print(f"[red]error {response.status_code}: {answer.get('error', answer)}[/red]", highlight=False)
+        raise typer.Exit(1)
+    return answer
+
+
+def _uptime(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else (f"{minutes}m{secs:02d}s" if minutes else f"{secs}s")
+
+
+def _print_servers(rows: list[dict[str, Any]], history: bool) -> None:
+    table = Table(title="servers")
+    for column in ("server", "transport", "state", "priority", "tools", "uptime", "restarts", "error"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row["name"],
+            row["transport"],
+            row["state"],
+            str(row["priority"]),
+            str(row["tools"]),
+            _uptime(row.get("uptime")),
+            str(row.get("restarts", 0)),
+            row.get("last_error") or "",
+        )
+    out.print(table)
+    if history:
+        for row in rows:
+            out.print(f"[bold]{row['name']}[/bold]")
+            for change in row.get("history", []):
+                when = time.strftime("%H:%M:%S", time.localtime(change["timestamp"]))
+                out.print(f"  {when} {change['from']} -> {change['to']}: {change['reason']}", highlight=False)
+
+
 @app.command()
-def servers(config: ConfigOption = None) -> None:
-    """Start the configured servers and show the state of each."""
-    _setup_logging(False)
-    logging.getLogger().setLevel(logging.WARNING)
-    cfg = _load(config)
+def servers(
+    config: ConfigOption = None,
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Also print each server's state changes.")
+    ] = False,
+) -> None:
+    """Show each server's state, tools, uptime, restarts and last error.
 
-    async def run() -> None:
-        gateway = Gateway(cfg)
-        await _start_with_progress(gateway)
-        try:
-            table = Table(title="servers")
-            for column in (
-                "server",
-                "transport",
-                "state",
-                "priority",
-                "namespace",
-                "tools",
-                "protocol",
-                "error",
-            ):
-                table.add_column(column, overflow="fold")
-            for name, upstream in gateway.upstreams.items():
-                c = upstream.config
-                table.add_row(
-                    name,
-                    c.transport,
-                    str(upstream.state),
-                    str(c.effective_priority),
-                    c.effective_namespace or "(bare)",
-                    str(len(upstream.tools)),
-                    upstream.protocol_version or "-",
-                    upstream.last_error or "",
-                )
-            out.print(table)
-        finally:
-            await gateway.stop()
+    Asks the running gateway at --url. With --config, starts the servers of that file here
+    instead (no gateway needed), shows them and stops them.
+    """
+    if config is None:
+        rows = _api("GET", url, "/api/servers", token)["servers"]
+    else:
+        _setup_logging(False)
+        logging.getLogger().setLevel(logging.WARNING)
+        rows = asyncio.run(_local_servers(_load(config)))
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    _print_servers(rows, history)
 
-    asyncio.run(run())
+
+async def _local_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
+    from mcp_nexus.frontends.admin_api import server_status
+
+    gateway = Gateway(cfg)
+    await _start_with_progress(gateway)
+    try:
+        return [server_status(s) for s in gateway.supervisors.values()]
+    finally:
+        await gateway.stop()
+
+
+def _server_action(action: str, name: str, url: str, token: str | None) -> None:
+    answer = _api("POST", url, f"/api/servers/{name}/{action}", token)
+    error = f": {answer['last_error']}" if answer.get("last_error") else ""
+    out.print(f"{answer['name']}: {answer['state']}{error}", highlight=False)
+    if answer["state"] == "ERROR" and action in ("start", "restart", "enable"):
+        raise typer.Exit(1)
+
+
+NameArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
+
+
+@app.command()
+def start(name: NameArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Start one server of the running gateway."""
+    _server_action("start", name, url, token)
+
+
+@app.command()
+def stop(name: NameArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Stop one server of the running gateway (it stays stopped: no automatic restart)."""
+    _server_action("stop", name, url, token)
+
+
+@app.command()
+def restart(name: NameArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Restart (stdio) or reconnect (http, sse) one server of the running gateway."""
+    _server_action("restart", name, url, token)
+
+
+@app.command()
+def reload(url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
+    """Make the running gateway re-read its config file and apply what changed."""
+    answer = _api("POST", url, "/api/reload", token)
+    out.print(f"reloaded: {answer['summary']}", highlight=False)
+    if answer.get("needs_process_restart"):
+        err.print(
+            f"[yellow]{', '.join(answer['needs_process_restart'])} changed: "
+            "that takes a restart of nexus serve[/yellow]"
+        )
 
 
 def _parse_args(pairs: list[str], raw_json: str | None) -> dict[str, Any]:

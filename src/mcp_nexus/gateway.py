@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -16,12 +17,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.watch import ConfigSource
 from mcp_nexus.pipeline.call import Caller, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, NotFoundError, UnavailableError
 from mcp_nexus.pipeline.governance import governance_steps
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
+from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
+from mcp_nexus.upstream.state import UpstreamState
+from mcp_nexus.upstream.supervisor import Supervisor
 from mcp_nexus.upstream.upstream import (
     CAPABILITIES_OVERRIDE_KEY,
     ServerRequestForwarder,
@@ -39,6 +44,50 @@ StartProgress = Callable[[Upstream], None]
 
 StateListener = Callable[[Upstream], None]
 """Called after an upstream changed state (started, stopped, crashed, ...): e.g. to drop its cache entries."""
+
+ConfigListener = Callable[[NexusConfig, NexusConfig], None]
+"""Called with (old, new) after a reload was applied: for parts that keep settings of their own."""
+
+
+class UnknownServerError(KeyError):
+    """No configured server has that name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"no server named {self.name!r}"
+
+
+@dataclass
+class ReloadReport:
+    """What a reload did, for logs, the admin API and tests."""
+
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)  # changed without a restart
+    enabled: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+    gateway_fields: list[str] = field(default_factory=list)
+    needs_process_restart: list[str] = field(default_factory=list)  # host, port, token, ...
+
+    def summary(self) -> str:
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (
+                ("added", self.added),
+                ("removed", self.removed),
+                ("restarted", self.restarted),
+                ("changed live", self.live),
+                ("enabled", self.enabled),
+                ("disabled", self.disabled),
+                ("gateway settings", self.gateway_fields),
+            )
+            if names
+        ]
+        return "; ".join(parts) or "nothing changed"
 
 
 class DownstreamForwarder(ServerRequestForwarder):
@@ -115,32 +164,204 @@ class Gateway:
             name: Upstream(server, on_change=self._on_upstream_change, forwarder=self.forwarder)
             for name, server in config.servers.items()
         }
+        # One supervisor per upstream: restart policy and health checks (upstream/supervisor.py).
+        self.supervisors: dict[str, Supervisor] = {
+            name: Supervisor(upstream, startup_timeout=config.gateway.startup_timeout)
+            for name, upstream in self.upstreams.items()
+        }
+        self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the CLI)
         self.metrics = MetricsStep()
         self.pipeline = Pipeline(
             [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
         )
         self._listeners: list[ListChangeListener] = []
         self._state_listeners: list[StateListener] = []
+        self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
+        self._reload_lock = asyncio.Lock()
+        self._draining = False
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.started_at = time.time()
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self, on_progress: StartProgress | None = None) -> None:
-        """Start every enabled, auto-starting server concurrently; a failure is recorded, never raised."""
+        """Start every enabled, auto-starting server concurrently; a failure is recorded, never raised.
 
-        async def start_one(upstream: Upstream) -> None:
+        A server that fails here is retried in the background by its supervisor (when its
+        restart policy allows), so a slow or broken server never holds the others back.
+        """
+
+        async def start_one(name: str) -> None:
+            upstream = self.upstreams[name]
             if upstream.config.enabled and upstream.config.auto_start:
-                await upstream.start(timeout=self.config.gateway.startup_timeout)
+                await self.supervisors[name].start()
             if on_progress is not None:
                 on_progress(upstream)
 
-        await asyncio.gather(*(start_one(u) for u in self.upstreams.values()))
+        await asyncio.gather(*(start_one(name) for name in list(self.upstreams)))
         self._started = True
         self._rebuild()
 
     async def stop(self) -> None:
-        await asyncio.gather(*(u.stop(reason="gateway stopping") for u in self.upstreams.values()))
+        """Stop every server (children reaped, sessions closed); restarts and health checks end first."""
+        await asyncio.gather(*(s.close() for s in self.supervisors.values()))
+
+    async def drain(self, grace: float | None = None) -> int:
+        """Refuse new calls and wait up to `grace` seconds for those in flight; returns how many remain."""
+        grace = self.config.gateway.shutdown_grace if grace is None else grace
+        self._draining = True
+        if self._in_flight:
+            logger.info("waiting up to %g s for %d call(s) in flight", grace, self._in_flight)
+            try:
+                await asyncio.wait_for(self._idle.wait(), grace)
+            except TimeoutError:
+                logger.warning("%d call(s) still in flight after %g s: cut short", self._in_flight, grace)
+        return self._in_flight
+
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Graceful shutdown: drain the calls in flight, then stop every server."""
+        await self.drain(grace)
+        await self.stop()
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    # -- runtime control of one server ------------------------------------------------------
+
+    def supervisor(self, name: str) -> Supervisor:
+        try:
+            return self.supervisors[name]
+        except KeyError:
+            raise UnknownServerError(name) from None
+
+    async def start_server(self, name: str) -> Upstream:
+        """Start one server (after a stop, or to retry one that was given up)."""
+        supervisor = self.supervisor(name)
+        await supervisor.start()
+        return supervisor.upstream
+
+    async def stop_server(self, name: str) -> Upstream:
+        """Stop one server and keep it stopped: its tools leave the catalog, its cache entries go."""
+        supervisor = self.supervisor(name)
+        await supervisor.stop()
+        return supervisor.upstream
+
+    async def restart_server(self, name: str) -> Upstream:
+        supervisor = self.supervisor(name)
+        await supervisor.restart()
+        return supervisor.upstream
+
+    async def enable_server(self, name: str) -> Upstream:
+        return await self._set_enabled(name, True)
+
+    async def disable_server(self, name: str) -> Upstream:
+        return await self._set_enabled(name, False)
+
+    async def _set_enabled(self, name: str, enabled: bool) -> Upstream:
+        supervisor = self.supervisor(name)
+        upstream = supervisor.upstream
+        if upstream.config.enabled != enabled:
+            upstream.config = upstream.config.model_copy(update={"enabled": enabled})
+            self.config.servers[name] = upstream.config
+        if enabled:
+            await supervisor.start()
+        else:
+            await supervisor.stop(reason="disabled by operator")
+        return upstream
+
+    # -- hot reload --------------------------------------------------------------------------
+
+    def add_config_listener(self, listener: ConfigListener) -> Callable[[], None]:
+        self._config_listeners.append(listener)
+        return lambda: self._config_listeners.remove(listener) if listener in self._config_listeners else None
+
+    async def reload(self, new: NexusConfig) -> ReloadReport:
+        """Apply `new` as a diff: added servers start, removed ones stop, a server restarts only
+        when a connection field changed; everything else (priority, namespace, filters,
+        governance, health and restart settings) applies live."""
+        async with self._reload_lock:
+            old = self.config
+            diff = diff_configs(old, new)
+            report = self._plan_report(diff)
+            for name in report.needs_process_restart:
+                logger.warning("config reload: gateway.%s only changes when nexus serve restarts", name)
+                setattr(new.gateway, name, getattr(old.gateway, name))
+            for name in diff.unchanged:  # keep the same objects: memoised policies stay valid
+                new.servers[name] = self.upstreams[name].config
+            self.config = new
+            self.catalog.separator = new.gateway.name_separator
+            for supervisor in self.supervisors.values():
+                supervisor.startup_timeout = new.gateway.startup_timeout
+
+            async def remove(name: str) -> None:
+                supervisor = self.supervisors.pop(name)
+                self.upstreams.pop(name, None)
+                await supervisor.close()
+                supervisor.upstream.mark(UpstreamState.STOPPED, "removed from the config")
+
+            async def change(name: str) -> None:
+                supervisor, upstream = self.supervisors[name], self.upstreams[name]
+                if name in report.restarted:
+                    await supervisor.stop(reason="config changed: reconnecting")
+                    upstream.config = new.servers[name]
+                    supervisor.apply_config()
+                    if upstream.config.enabled:
+                        await supervisor.start()
+                    else:
+                        upstream.mark(UpstreamState.DISABLED, "disabled in config")
+                    return
+                upstream.config = new.servers[name]
+                supervisor.apply_config()
+                if name in report.enabled:
+                    await supervisor.start()
+                elif name in report.disabled:
+                    await supervisor.stop(reason="disabled in config")
+
+            async def add(name: str) -> None:
+                upstream = Upstream(
+                    new.servers[name], on_change=self._on_upstream_change, forwarder=self.forwarder
+                )
+                self.upstreams[name] = upstream
+                supervisor = self.supervisors[name] = Supervisor(
+                    upstream, startup_timeout=new.gateway.startup_timeout
+                )
+                if upstream.config.enabled and upstream.config.auto_start:
+                    await supervisor.start()
+
+            await asyncio.gather(*(remove(n) for n in diff.removed))
+            await asyncio.gather(*(change(c.name) for c in diff.changed), *(add(n) for n in diff.added))
+            self._rebuild()
+            for listener in list(self._config_listeners):
+                try:
+                    listener(old, new)
+                except Exception:  # one part's failure must not undo the reload for the others
+                    logger.exception("config listener failed")
+            logger.info("config reloaded: %s", report.summary())
+            return report
+
+    @staticmethod
+    def _plan_report(diff: ConfigDiff) -> ReloadReport:
+        report = ReloadReport(added=list(diff.added), removed=list(diff.removed))
+        for change in diff.changed:
+            if change.needs_restart:
+                report.restarted.append(change.name)
+                continue
+            if change.enabled_changed:
+                (report.enabled if change.new.enabled else report.disabled).append(change.name)
+            if [f for f in change.fields if f != "enabled"]:
+                report.live.append(change.name)
+        report.gateway_fields = list(diff.gateway_fields)
+        report.needs_process_restart = diff.restart_only_fields
+        return report
 
     async def __aenter__(self) -> Gateway:
         await self.start()
@@ -206,10 +427,19 @@ class Gateway:
         input_responses: dict[str, Any] | None = None,
         request_state: str | None = None,
     ) -> ToolOutcome:
+        if self._draining:
+            raise UnavailableError("the gateway is shutting down: no new calls", data={"tool": name})
         call = ToolCall(
             name, arguments or {}, caller or Caller("api"), progress, meta, input_responses, request_state
         )
-        return await self.pipeline(call)
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await self.pipeline(call)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()
 
     async def call_tool_result(
         self, name: str, arguments: dict[str, Any] | None = None, *, caller: Caller | None = None

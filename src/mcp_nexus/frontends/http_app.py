@@ -1,4 +1,5 @@
-"""The HTTP side: streamable-HTTP MCP at `/mcp` (both eras), a health probe, all behind `HttpGuard`."""
+"""The HTTP side: streamable-HTTP MCP at `/mcp` (both eras), the admin API at `/api`, a health probe,
+all behind `HttpGuard`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_nexus.frontends.admin_api import admin_routes
+from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
@@ -50,7 +53,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             if manage_gateway:
                 await gateway.stop()
 
-    routes = [Route("/healthz", healthz), *mcp_app.routes]
+    routes = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway), *mcp_app.routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
         app,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import threading
+from collections import deque
 from typing import TextIO
 
 logger = logging.getLogger("mcp_nexus.upstream.stderr")
@@ -20,6 +23,11 @@ class StderrForwarder:
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
         self.writer: TextIO = os.fdopen(write_fd, "w")
         self.lines_seen = 0
+        # The last lines, so a server that dies can be reported with what it said before dying.
+        self.tail: deque[str] = deque(maxlen=5)
+        # Set (on the creating loop) once the child's stderr reached EOF and every line was logged.
+        self._loop = asyncio.get_running_loop()
+        self._drained = asyncio.Event()
         self._thread = threading.Thread(target=self._pump, name=f"stderr-{server_name}", daemon=True)
         self._thread.start()
 
@@ -33,12 +41,25 @@ class StderrForwarder:
                     self._emit(line)
             if buffer:
                 self._emit(buffer)
+        with contextlib.suppress(RuntimeError):  # the loop may be closed at interpreter exit
+            self._loop.call_soon_threadsafe(self._drained.set)
 
     def _emit(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip()
         if text:
             self.lines_seen += 1
+            self.tail.append(text[:500])
             logger.info("[%s] %s", self.server_name, text[:4000])
+
+    def last_words(self) -> str:
+        """The last stderr line, for error messages ("" when the server said nothing)."""
+        return self.tail[-1] if self.tail else ""
+
+    async def wait_drained(self, timeout: float) -> bool:
+        """Wait until the child's stderr reached EOF (all lines logged), at most `timeout` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drained.wait(), timeout)
+        return self._drained.is_set()
 
     def close_parent_end(self) -> None:
         """Close our copy of the write end once the child holds its own, so EOF means the child is gone."""

@@ -61,6 +61,7 @@ class StdioProcess:
         cwd: str | None,
         stderr: TextIO,
         on_exit: Callable[[int | None], None] | None = None,
+        after_exit: Callable[[int | None], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self._argv = [command, *args]
@@ -68,6 +69,7 @@ class StdioProcess:
         self._cwd = cwd
         self._stderr = stderr
         self._on_exit = on_exit
+        self._after_exit = after_exit  # e.g. add the child's last stderr words to the report
         self.process: asyncio.subprocess.Process | None = None
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
@@ -81,6 +83,10 @@ class StdioProcess:
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode if self.process else None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -118,6 +124,8 @@ class StdioProcess:
                 process.stdin.close()
             if not await _wait(process, _STDIN_CLOSE_GRACE_S):
                 _signal_group(process.pid, signal.SIGTERM)
+                # A stopped (SIGSTOP) group would hold SIGTERM until continued: continue it.
+                _signal_group(process.pid, signal.SIGCONT)
                 if not await _wait(process, _TERM_GRACE_S):
                     _signal_group(process.pid, signal.SIGKILL)
                     await _wait(process, _TERM_GRACE_S)
@@ -209,6 +217,9 @@ class StdioProcess:
                 to_sdk.close()
                 if self._on_exit is not None:
                     self._on_exit(code)
+                if self._after_exit is not None:
+                    with contextlib.suppress(Exception):
+                        await self._after_exit(code)
 
     async def _dispatch(
         self, line: bytes, to_sdk: MemoryObjectSendStream[SessionMessage | Exception]

@@ -85,6 +85,9 @@ class Upstream:
         self.protocol_version: str | None = None
         self.server_info: types.Implementation | None = None
         self._on_change = on_change
+        self._watchers: list[ChangeListener] = []  # e.g. the supervisor; told after `on_change`
+        self.started_at: float | None = None  # when the current session became READY (monotonic)
+        self.sessions_opened = 0  # successful connects since creation: restarts = this - 1
         self.forwarder = forwarder or ServerRequestForwarder()
         self._client: Client | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -115,25 +118,61 @@ class Upstream:
         previous = self.state
         self.history.record(previous, state, reason)
         self.state = state
-        self.ready_since = time.time() if state == UpstreamState.READY else None
+        if state == UpstreamState.READY:
+            self.ready_since = time.time()
+            if self.started_at is None:
+                self.started_at = time.monotonic()
+        elif state not in (UpstreamState.DEGRADED, UpstreamState.ERROR) or self._client is None:
+            # DEGRADED and a health-check ERROR keep the session (and its uptime); anything else ends it.
+            self.ready_since = None
+            self.started_at = None
         log = logger.warning if state in (UpstreamState.ERROR, UpstreamState.CRASHED) else logger.info
         log("server %s: %s -> %s (%s)", self.name, previous, state, reason)
         self._notify("state")
 
+    def mark(self, state: UpstreamState, reason: str) -> None:
+        """Record a state decided outside the session (health checks, the restart policy)."""
+        if state == UpstreamState.ERROR:
+            self.last_error = reason
+        self._set_state(state, reason)
+
+    def add_watcher(self, listener: ChangeListener) -> Callable[[], None]:
+        """Also tell `listener` about every change (after the gateway heard it)."""
+        self._watchers.append(listener)
+        return lambda: self._watchers.remove(listener) if listener in self._watchers else None
+
     def _notify(self, kind: str) -> None:
-        if self._on_change is not None:
+        for listener in [self._on_change, *self._watchers]:
+            if listener is None:
+                continue
             try:
-                self._on_change(self, kind)
+                listener(self, kind)
             except Exception:  # a listener's bug must not take the upstream down
                 logger.exception("change listener failed for %s", self.name)
+
+    @property
+    def uptime(self) -> float | None:
+        """Seconds since the current session became READY, or None when there is none."""
+        return None if self.started_at is None else time.monotonic() - self.started_at
+
+    @property
+    def has_session(self) -> bool:
+        """A session is open (whatever health checks think of it)."""
+        return self._client is not None
 
     @property
     def is_ready(self) -> bool:
         return self.state in (UpstreamState.READY, UpstreamState.DEGRADED) and self._client is not None
 
+    @property
+    def pid(self) -> int | None:
+        """The stdio child's process id while it runs (None for other transports)."""
+        process = self._process
+        return process.pid if process is not None and not process.exited.is_set() else None
+
     # -- lifecycle -----------------------------------------------------------------------
 
-    async def start(self, timeout: float | None = None) -> None:
+    async def start(self, timeout: float | None = None, reason: str = "starting") -> None:
         """Connect and list what the server offers; on failure the state is ERROR with the reason."""
         if not self.config.enabled:
             self._set_state(UpstreamState.DISABLED, "disabled in config")
@@ -142,20 +181,26 @@ class Upstream:
             return
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
-        self._set_state(UpstreamState.CONNECTING, "starting")
+        self._set_state(UpstreamState.CONNECTING, reason)
         self._runner = asyncio.create_task(self._run(), name=f"upstream-{self.name}")
         wait_for = timeout if timeout is not None else self.config.timeouts.connect + 20
-        await asyncio.wait(
-            {self._runner, asyncio.ensure_future(self._ready.wait())},
-            timeout=wait_for,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
+        ready = asyncio.ensure_future(self._ready.wait())
+        try:
+            await asyncio.wait({self._runner, ready}, timeout=wait_for, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()  # left pending it would be reported as destroyed at exit
         if not self._ready.is_set() and not self._runner.done():
-            self.last_error = f"did not become ready within {wait_for:g} s"
-            await self.stop(reason="start timed out")
-            self._set_state(UpstreamState.ERROR, self.last_error)
+            error = f"did not become ready within {wait_for:g} s"
+            await self.stop(reason="start timed out", keep_error=True)
+            self.last_error = error
+            self._set_state(UpstreamState.ERROR, error)
 
-    async def stop(self, reason: str = "stopped") -> None:
+    async def stop(self, reason: str = "stopped", *, keep_error: bool = False) -> None:
+        """End the session (and the stdio child); the state becomes STOPPED (DISABLED when disabled).
+
+        With `keep_error`, an ERROR or CRASHED state stays as it is so the reason stays visible
+        (the restart policy stops what is left of a failed server this way).
+        """
         self._stop.set()
         runner, self._runner = self._runner, None
         if runner is not None and not runner.done():
@@ -168,12 +213,15 @@ class Upstream:
         for task in list(self._background):
             task.cancel()
         self._client = None
-        if self.state not in (UpstreamState.ERROR, UpstreamState.CRASHED):
-            self._set_state(UpstreamState.STOPPED if self.config.enabled else UpstreamState.DISABLED, reason)
+        self._process = None
+        if keep_error and self.state in (UpstreamState.ERROR, UpstreamState.CRASHED):
+            return
+        self._set_state(UpstreamState.STOPPED if self.config.enabled else UpstreamState.DISABLED, reason)
 
     def _build_client(self, stack: AsyncExitStack) -> Client:
         config = self.config
         target: Any
+        self._process = None
         if config.transport == "stdio":
             assert config.command is not None
             self._stderr = StderrForwarder(self.name)
@@ -186,6 +234,7 @@ class Upstream:
                 config.cwd,
                 self._stderr.writer,
                 on_exit=self._on_process_exit,
+                after_exit=self._after_process_exit,
             )
         elif config.transport == "http":
             target, http_client = http_target(config)
@@ -224,6 +273,7 @@ class Upstream:
                 self.server_info = client.server_info
                 await self._refresh_all()
                 self.last_error = None
+                self.sessions_opened += 1
                 self._set_state(UpstreamState.READY, f"connected ({self.protocol_version})")
                 self._ready.set()
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -235,8 +285,16 @@ class Upstream:
             raise
         except BaseException as exc:  # the SDK raises ExceptionGroups from its task groups
             self._client = None
-            self.last_error = _describe(exc)
+            process = self._process
+            if process is not None and process.exited.is_set():
+                # The child died: its exit (and last stderr line) says more than "Connection closed".
+                await self._drain_stderr()
+                self.last_error = self._exit_description(process.returncode)
+            else:
+                self.last_error = describe_error(exc)
             crashed = self._ready.is_set()
+            if crashed and self.state == UpstreamState.CRASHED:
+                return  # `_on_process_exit` already said so
             self._set_state(UpstreamState.CRASHED if crashed else UpstreamState.ERROR, self.last_error)
             self._notify("tools")
         finally:
@@ -245,9 +303,29 @@ class Upstream:
     def _on_process_exit(self, code: int | None) -> None:
         """The stdio child died: say so now (pending calls already failed), and end the session."""
         self._client = None
-        self.last_error = f"process exited with code {code}"
-        self._set_state(UpstreamState.CRASHED, self.last_error)
+        self.last_error = self._exit_description(code)
+        if self._ready.is_set():
+            self._set_state(UpstreamState.CRASHED, self.last_error)
+        # Before READY the session's own failure (initialize cut short) reports it as ERROR.
         self._stop.set()
+
+    async def _drain_stderr(self) -> None:
+        """Wait briefly for the dead child's last stderr lines: they usually say why it died."""
+        forwarder = self._stderr
+        if forwarder is not None:
+            await forwarder.wait_drained(0.3)
+
+    async def _after_process_exit(self, code: int | None) -> None:
+        """The crash was reported at once; now add what the child last said on stderr, if late."""
+        await self._drain_stderr()
+        if self.state in (UpstreamState.CRASHED, UpstreamState.ERROR) and self.last_error == (
+            f"process exited with code {code}"
+        ):
+            self.last_error = self._exit_description(code)
+
+    def _exit_description(self, code: int | None) -> str:
+        words = self._stderr.last_words() if self._stderr is not None else ""
+        return f"process exited with code {code}" + (f"; its last stderr line: {words}" if words else "")
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -492,7 +570,28 @@ class Upstream:
         return final
 
     async def ping(self) -> None:
-        await self.client().send_ping()
+        await self.client().session.send_ping()
+
+    async def probe(self, timeout: float, *, use_ping: bool = True) -> bool:
+        """One health probe on the open session, whatever the state: ping, or tools/list.
+
+        Returns whether ping is supported (False once a server answered "Method not found",
+        which 2026-07-28 servers do: ping left the protocol there). Raises on failure.
+        """
+        client = self._client
+        if client is None:
+            raise UpstreamUnavailable(f"server {self.name!r} has no open session ({self.state})")
+        session = client.session
+        async with asyncio.timeout(timeout):
+            if use_ping:
+                try:
+                    await session.send_ping()
+                    return True
+                except MCPError as exc:
+                    if exc.error.code != types.METHOD_NOT_FOUND:
+                        raise
+            await session.list_tools()
+        return False
 
 
 def _forward_capabilities(client: Client) -> None:
@@ -554,7 +653,7 @@ async def _collect(fetch: Callable[[str | None], Awaitable[Any]], field: str) ->
     return items
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """The innermost useful message of what may be a nested ExceptionGroup."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]

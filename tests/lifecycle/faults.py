@@ -1,0 +1,76 @@
+"""Shared pieces of the lifecycle tests: faulty-server configs, a started gateway, waiting helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import mcp_types as types
+import psutil
+
+from mcp_nexus.config.load import config_from_document
+from mcp_nexus.gateway import Gateway
+from support.processes import TESTS
+
+# Short lifecycle timings so the tests take seconds: retries 0.1 s apart, no periodic checks.
+FAST_RESTART = {"backoff_min": 0.1, "backoff_max": 0.4, "max_attempts": 5, "reset_after": 1.0}
+NO_HEALTH = {"interval": 0}
+
+
+def faulty(name: str, *flags: str, **fields: Any) -> dict[str, Any]:
+    """A config entry for the fault-injection server (tests/support/faulty_server.py) over stdio."""
+    entry: dict[str, Any] = {
+        "command": sys.executable,
+        "args": ["-m", "support.faulty_server", "--name", name, *flags],
+        "env": {"PYTHONPATH": str(TESTS)},
+        "restart": dict(FAST_RESTART),
+        "health": dict(NO_HEALTH),
+        "rate_limit": None,
+    }
+    entry.update(fields)
+    return entry
+
+
+def document(servers: dict[str, Any], **gateway: Any) -> dict[str, Any]:
+    return {"gateway": {"include_builtins": False, "offload_threshold": None, **gateway}, "servers": servers}
+
+
+@contextlib.asynccontextmanager
+async def started_gateway(servers: dict[str, Any], **gateway: Any) -> AsyncIterator[Gateway]:
+    config, _ = config_from_document(document(servers, **gateway))
+    gw = Gateway(config)
+    await gw.start()
+    try:
+        yield gw
+    finally:
+        await gw.stop()
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> float:
+    """Poll until `predicate()` holds; returns the seconds it took. Fails the test at `timeout`."""
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"{what} not reached within {timeout} s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - start
+
+
+def text(result: types.CallToolResult | types.InputRequiredResult) -> str:
+    assert isinstance(result, types.CallToolResult)
+    first = result.content[0]
+    assert isinstance(first, types.TextContent)
+    return first.text
+
+
+def live_children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))

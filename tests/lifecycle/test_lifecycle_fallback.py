@@ -1,0 +1,50 @@
+"""Priority fallback across real servers that share a bare tool name."""
+
+from __future__ import annotations
+
+import mcp_types as types
+import pytest
+
+from lifecycle.faults import faulty, started_gateway, text, wait_until
+from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.upstream.state import UpstreamState
+
+
+def pair(**first: object) -> dict[str, object]:
+    # Same bare names on both; "primary" wins on priority, "backup" answers when it cannot.
+    return {
+        "primary": faulty("primary", namespace="", priority=60, auto_restart=False, **first),
+        "backup": faulty("backup", namespace="", priority=20),
+    }
+
+
+async def test_the_next_candidate_answers_when_the_first_crashes_mid_call() -> None:
+    async with started_gateway(pair()) as gw:
+        assert [r.upstream.name for r in gw.catalog.tools["echo"].candidates] == ["primary", "backup"]
+        first = await gw.call_tool("echo", {"text": "a"})
+        assert text(first) == "primary: a" and first.meta == {"nexus/server": "primary"}
+        # "crash" exists on both: the primary dies mid-call, then the backup is asked (and dies too).
+        with pytest.raises(UnavailableError) as caught:
+            await gw.call_tool("crash", {})
+        assert caught.value.data["servers_tried"] == ["primary", "backup"]
+        await wait_until(lambda: gw.upstreams["backup"].state == UpstreamState.READY, what="backup back")
+        answer = await gw.call_tool("echo", {"text": "b"})
+        assert text(answer) == "backup: b" and answer.meta == {"nexus/server": "backup"}
+
+
+async def test_a_stopped_candidate_is_skipped_and_used_again_once_started() -> None:
+    async with started_gateway(pair()) as gw:
+        await gw.stop_server("primary")
+        answer = await gw.call_tool("echo", {"text": "c"})
+        assert text(answer) == "backup: c" and answer.meta == {"nexus/server": "backup"}
+        await gw.start_server("primary")
+        await wait_until(lambda: "primary" in [r.upstream.name for r in gw.catalog.tools["echo"].candidates])
+        answer = await gw.call_tool("echo", {"text": "d"})
+        assert text(answer) == "primary: d" and answer.meta == {"nexus/server": "primary"}
+
+
+async def test_a_tool_error_is_final_and_not_retried_elsewhere() -> None:
+    async with started_gateway(pair()) as gw:
+        result = await gw.call_tool("fail", {})
+        assert isinstance(result, types.CallToolResult) and result.is_error
+        assert text(result) == "primary: failed on purpose" and result.meta == {"nexus/server": "primary"}
