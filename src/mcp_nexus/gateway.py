@@ -170,15 +170,16 @@ class Gateway:
             for name, upstream in self.upstreams.items()
         }
         self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the CLI)
-        self.metrics = MetricsStep()
-        self.pipeline = Pipeline(
-            [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
-        )
+        # Listener lists and flags first: building the governance steps registers listeners.
         self._listeners: list[ListChangeListener] = []
         self._state_listeners: list[StateListener] = []
         self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
+        self.metrics = MetricsStep()
+        self.pipeline = Pipeline(
+            [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
+        )
         self._reload_lock = asyncio.Lock()
         self._draining = False
         self._in_flight = 0

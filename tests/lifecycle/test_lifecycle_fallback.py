@@ -6,7 +6,7 @@ import mcp_types as types
 import pytest
 
 from lifecycle.faults import faulty, started_gateway, text, wait_until
-from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
 
 
@@ -48,3 +48,30 @@ async def test_a_tool_error_is_final_and_not_retried_elsewhere() -> None:
         result = await gw.call_tool("fail", {})
         assert isinstance(result, types.CallToolResult) and result.is_error
         assert text(result) == "primary: failed on purpose" and result.meta == {"nexus/server": "primary"}
+
+
+async def test_a_candidate_that_times_out_hands_the_call_to_the_next() -> None:
+    servers = {
+        "primary": faulty(
+            "primary",
+            namespace="",
+            priority=60,
+            tool_config={"slow": {"timeout": 0.3}, "hang": {"timeout": 0.3}},
+        ),
+        "backup": faulty(
+            "backup",
+            namespace="",
+            priority=20,
+            tool_config={"slow": {"timeout": 5}, "hang": {"timeout": 0.3}},
+        ),
+    }
+    async with started_gateway(servers) as gw:
+        # The primary needs 0.6 s but may take 0.3 s: the backup gets the call and answers.
+        answer = await gw.call_tool("slow", {"seconds": 0.6})
+        assert isinstance(answer, types.CallToolResult) and answer.meta == {"nexus/server": "backup"}
+        # Hanging on both: the last timeout reaches the caller, naming every server tried.
+        with pytest.raises(ToolTimeoutError) as caught:
+            await gw.call_tool("hang", {})
+        assert caught.value.code == -32001
+        assert caught.value.data["servers_tried"] == ["primary", "backup"]
+        assert "did not answer within 0.3 s" in caught.value.message

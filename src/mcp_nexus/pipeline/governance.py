@@ -15,7 +15,6 @@ Called once by `Gateway.__init__`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import weakref
 from collections.abc import Coroutine
@@ -27,7 +26,7 @@ import mcp_types as types
 
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.pipeline.cache import CacheStep
-from mcp_nexus.pipeline.call import CallNext, Middleware, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call import Middleware
 from mcp_nexus.pipeline.classify import ErrorStep
 from mcp_nexus.pipeline.offload import Offloader, OffloadStep, offloaded_file
 from mcp_nexus.pipeline.offload_folder import OffloadFolder, default_offload_dir
@@ -132,10 +131,7 @@ def governance_steps(gateway: Gateway) -> list[Middleware]:
         sandbox = Sandbox(
             path, allow_unsandboxed=settings.allow_unsandboxed, timeout_s=settings.sandbox_timeout
         )
-        # Before start, this is exactly what `Gateway.add_local_tool` does (it cannot be called yet:
-        # the gateway builds its pipeline before the attributes that method reads).
-        tool = sandbox_tool(sandbox, folder)
-        gateway.catalog.local_tools[tool.name] = tool
+        gateway.add_local_tool(sandbox_tool(sandbox, folder))
 
     def still_valid(result: types.CallToolResult) -> bool:
         name = offloaded_file(result)
@@ -159,47 +155,6 @@ def governance_steps(gateway: Gateway) -> list[Middleware]:
         policies, cache, rate_limit, offloader, sandbox, ToolConfigChecker(), size_limit, retry, steps
     )
     _GOVERNANCE[gateway] = governance
-    _listen_to_states(gateway, governance)
-    return [_ListenerAttach(gateway, governance), *steps]
-
-
-def _listen_to_states(gateway: Gateway, governance: Governance) -> None:
-    """Register for upstream state changes as early as the gateway allows.
-
-    `Gateway.__init__` creates its listener list after building the pipeline, so from here
-    the registration waits for the next loop turn (before any server starts), or, without a
-    running loop, for the first call.
-    """
-    if "_state_listeners" in vars(gateway):
-        _attach(gateway, governance)
-        return
-    with contextlib.suppress(RuntimeError):  # no loop: _ListenerAttach does it at the first call
-        asyncio.get_running_loop().call_soon(_attach, gateway, governance)
-
-
-def _attach(gateway: Gateway, governance: Governance) -> None:
-    if governance.attached or "_state_listeners" not in vars(gateway):
-        return
-    governance.attached = True
     gateway.add_state_listener(governance.on_upstream_state)
-    if "_config_listeners" in vars(gateway):  # gateways that can reload their config
-        gateway.add_config_listener(governance.on_config)
-    for upstream in gateway.upstreams.values():  # servers that came up before we listened
-        governance.checker.check(upstream)
-
-
-class _ListenerAttach:
-    """Makes sure the state listener is registered (a no-op after the first call)."""
-
-    def __init__(self, gateway: Gateway, governance: Governance) -> None:
-        self._gateway: weakref.ref[Gateway] = weakref.ref(gateway)
-        self._governance = governance
-        self._done = False
-
-    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
-        if not self._done:
-            gateway = self._gateway()
-            if gateway is not None:
-                _attach(gateway, self._governance)
-            self._done = True
-        return await call_next(call)
+    gateway.add_config_listener(governance.on_config)
+    return steps

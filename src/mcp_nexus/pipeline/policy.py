@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_nexus.catalog.catalog import Catalog, CatalogTool
+from mcp_nexus.catalog.catalog import Catalog, CatalogTool, ToolRoute
 from mcp_nexus.config.schema import CallPolicy, GatewaySettings, ServerConfig
 
 DEFAULT_CACHE_TTL = 0.0
@@ -71,6 +71,14 @@ def _hinted_idempotent(tool: types.Tool) -> bool:
     return bool(hints and (hints.read_only_hint or hints.idempotent_hint))
 
 
+def candidate_timeout(route: ToolRoute, settings: GatewaySettings) -> float:
+    """The call timeout of one candidate server, from its own tool_config, server entry or the default."""
+    server = route.upstream.config
+    levels = [server.tool_config.get(route.tool.name), server, _server_timeout(server), settings]
+    timeout = _pick("timeout", levels)
+    return float(timeout if timeout is not None else DEFAULT_TIMEOUT)
+
+
 def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
     server: ServerConfig | None = None
     upstream_tool: str | None = None
@@ -111,6 +119,11 @@ class PolicyResolver:
         self.catalog = catalog
         self._settings = settings  # read per call: a reloaded config takes effect at once
         self._memo: dict[str, tuple[CatalogTool, ServerConfig | None, GatewaySettings, ToolPolicy]] = {}
+
+    def candidate_timeouts(self, entry: CatalogTool) -> dict[str, float]:
+        """Each candidate server's own call timeout, by server name (fallback gives each its full time)."""
+        settings = self._settings()
+        return {route.upstream.name: candidate_timeout(route, settings) for route in entry.candidates}
 
     def resolve(self, name: str) -> ToolPolicy | None:
         """The policy of exposed tool `name`, or None when no such tool is listed now."""

@@ -46,7 +46,7 @@ class RouteStep:
             if not upstream.is_ready:
                 last_error = UpstreamUnavailable(f"server {upstream.name!r} is {upstream.state}")
                 continue
-            timeout = call.notes.get("timeout")
+            timeout = call.notes.get("timeouts", {}).get(upstream.name, call.notes.get("timeout"))
             if call.caller.session is not None:
                 upstream.active_callers.append(call.caller)
             try:
@@ -66,10 +66,13 @@ class RouteStep:
                     last_error = UpstreamUnavailable(f"server {upstream.name!r} closed the connection")
                     continue
                 if exc.error.code == types.REQUEST_TIMEOUT or "timed out" in exc.error.message.lower():
+                    seconds = timeout if timeout is not None else upstream.config.timeouts.call
                     last_error = ToolTimeoutError(
-                        f"tool {call.name} timed out on server {upstream.name!r}",
-                        data={"server": upstream.name},
+                        f"tool {call.name} did not answer within {seconds:g} s on server {upstream.name!r};"
+                        " the call was cancelled",
+                        data={"server": upstream.name, "tool": call.name, "timeout": seconds},
                     )
+                    logger.info("call %s: server %s timed out, trying the next", call.name, upstream.name)
                     continue
                 # A JSON-RPC error from the server itself is its answer, passed on as such.
                 raise

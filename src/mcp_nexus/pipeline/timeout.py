@@ -1,7 +1,9 @@
 """Bounds each attempt of a call in time (per tool/server, default 30 s) and cancels it when late.
 
-Cancelling the awaiting task makes the SDK abandon the request and tell the server
-(`notifications/cancelled`). The caller gets JSON-RPC -32001 (ToolTimeoutError).
+The per-server deadline is enforced by the route, one candidate at a time, so a server that
+times out hands the call to the next candidate by priority (the upstream request is
+cancelled: `notifications/cancelled`). This step sets that deadline and keeps an outer
+safety net over all candidates. The caller gets JSON-RPC -32001 (ToolTimeoutError).
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ class TimeoutStep:
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         policy = self.policies.resolve(call.name)
         seconds = policy.timeout if policy is not None else DEFAULT_TIMEOUT
-        call.notes["timeout"] = seconds  # the route passes it on as the SDK's read timeout
-        deadline = asyncio.timeout(seconds)
+        call.notes["timeout"] = seconds
+        entry = self.policies.catalog.tools.get(call.name)
+        per_server = self.policies.candidate_timeouts(entry) if entry is not None and entry.candidates else {}
+        call.notes["timeouts"] = per_server  # the route gives each candidate its own, in turn
+        # The safety net: every candidate may use its full time, plus a moment to hand over.
+        deadline = asyncio.timeout((sum(per_server.values()) or seconds) + 1.0)
         try:
             async with deadline:
                 return await call_next(call)
