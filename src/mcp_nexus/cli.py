@@ -27,9 +27,11 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
+from mcp_nexus.frontends.xiaozhi.cli import app as bridge_app
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.secrets import mask_url
 from mcp_nexus.upstream.upstream import Upstream
 
 app = typer.Typer(help="Nexus: many MCP servers behind one governed endpoint.", no_args_is_help=True)
@@ -38,6 +40,7 @@ app.add_typer(config_app, name="config")
 app.add_typer(cortex_app, name="cortex")
 app.add_typer(device_app, name="device")
 app.add_typer(cache_app, name="cache")
+app.add_typer(bridge_app, name="bridge")
 
 err = Console(stderr=True)
 out = Console()
@@ -163,6 +166,25 @@ def _keep(task: asyncio.Future[Any]) -> None:
 
 
 @contextlib.asynccontextmanager
+async def _bridging(gateway: Gateway) -> AsyncIterator[None]:
+    """Run the Xiaozhi bridge beside the gateway when endpoints are configured (or in MCP_ENDPOINT)."""
+    from mcp_nexus.config.xiaozhi import with_env_endpoints
+    from mcp_nexus.frontends.xiaozhi import XiaozhiBridge
+
+    bridge = XiaozhiBridge(gateway, with_env_endpoints(gateway.config.xiaozhi))
+    if not bridge.configured:
+        yield
+        return
+    await bridge.start()
+    gateway.status_providers["xiaozhi"] = bridge.status
+    try:
+        yield
+    finally:
+        gateway.status_providers.pop("xiaozhi", None)
+        await bridge.stop()
+
+
+@contextlib.asynccontextmanager
 async def _watching(gateway: Gateway, source: ConfigSource | None) -> AsyncIterator[None]:
     watcher = ConfigWatcher(source, gateway) if source is not None else None
     if watcher is not None:
@@ -195,7 +217,7 @@ async def _serve_stdio(gateway: Gateway, source: ConfigSource | None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     try:
-        async with _watching(gateway, source):
+        async with _watching(gateway, source), _bridging(gateway):
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
     finally:
@@ -253,7 +275,7 @@ def _serve_http(gateway: Gateway, source: ConfigSource | None) -> None:
         )
         _print_client_help(url, settings.token is not None)
         try:
-            async with _watching(gateway, source):
+            async with _watching(gateway, source), _bridging(gateway):
                 await server.serve()
         finally:
             await gateway.stop()
@@ -405,16 +427,22 @@ def servers(
     Asks the running gateway at --url. With --config, starts the servers of that file here
     instead (no gateway needed), shows them and stops them.
     """
+    frontends: dict[str, Any] = {}
     if config is None:
-        rows = _api("GET", url, "/api/servers", token)["servers"]
+        answer = _api("GET", url, "/api/servers", token)
+        rows, frontends = answer["servers"], answer.get("frontends", {})
     else:
         _setup_logging(False)
         logging.getLogger().setLevel(logging.WARNING)
         rows = asyncio.run(_local_servers(_load(config)))
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"servers": rows, "frontends": frontends} if frontends else rows, indent=2))
         return
     _print_servers(rows, history)
+    if "xiaozhi" in frontends:
+        from mcp_nexus.frontends.xiaozhi import render_status
+
+        out.print(render_status(frontends["xiaozhi"]), highlight=False, markup=False)
 
 
 async def _local_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
@@ -539,6 +567,7 @@ def config_check(path: Annotated[Path, typer.Argument(help="The config file to v
 
 
 _SECRET_KEYS = ("token", "api_key", "authorization", "password", "secret")
+_URL_KEYS = ("url", "endpoints")  # shown, with any token in them masked
 
 
 def _masked(value: Any, key: str = "") -> Any:
@@ -548,4 +577,6 @@ def _masked(value: Any, key: str = "") -> Any:
         return [_masked(v, key) for v in value]
     if isinstance(value, str) and value and any(s in key.lower() for s in _SECRET_KEYS):
         return "***"
+    if isinstance(value, str) and key.lower() in _URL_KEYS:
+        return mask_url(value)
     return value

@@ -172,6 +172,9 @@ class Gateway:
         self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the CLI)
         # Listener lists and flags first: building the governance steps registers listeners.
         self._listeners: list[ListChangeListener] = []
+        # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
+        # by name, for the admin API and `nexus servers`; the gateway never imports them.
+        self.status_providers: dict[str, Callable[[], Any]] = {}
         self._state_listeners: list[StateListener] = []
         self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False

@@ -79,11 +79,17 @@ async def _json_body(request: Request) -> dict[str, Any]:
     return body
 
 
+def frontend_status(gateway: Gateway) -> dict[str, Any]:
+    """Links that frontends keep open themselves (e.g. Xiaozhi endpoints), by frontend name."""
+    return {name: provider() for name, provider in gateway.status_providers.items()}
+
+
 def admin_routes(gateway: Gateway) -> list[Route]:
     async def list_servers(request: Request) -> JSONResponse:
         return JSONResponse(
             {
                 "servers": [server_status(s) for s in gateway.supervisors.values()],
+                "frontends": frontend_status(gateway),
                 "tools": len(gateway.catalog.tool_list),
                 "in_flight": gateway.in_flight,
                 "started_at": gateway.started_at,
@@ -91,6 +97,9 @@ def admin_routes(gateway: Gateway) -> list[Route]:
                 "version": __version__,
             }
         )
+
+    async def list_frontends(request: Request) -> JSONResponse:
+        return JSONResponse({"frontends": frontend_status(gateway)})
 
     async def one_server(request: Request) -> JSONResponse:
         name = request.path_params["name"]
@@ -166,6 +175,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
 
     return [
         Route("/api/servers", list_servers, methods=["GET"]),
+        Route("/api/frontends", list_frontends, methods=["GET"]),
         Route("/api/servers/{name}", one_server, methods=["GET"]),
         Route("/api/servers/{name}/{action}", server_action, methods=["POST"]),
         Route("/api/tools", list_tools, methods=["GET"]),
@@ -253,6 +263,14 @@ def openapi_document() -> dict[str, Any]:
                         "200": _json(
                             {"type": "object", "properties": {"servers": {"type": "array", "items": server}}}
                         )
+                    },
+                }
+            },
+            "/api/frontends": {
+                "get": {
+                    "summary": "Links frontends keep open themselves (Xiaozhi endpoints, device envelopes)",
+                    "responses": {
+                        "200": _json({"type": "object", "properties": {"frontends": {"type": "object"}}})
                     },
                 }
             },

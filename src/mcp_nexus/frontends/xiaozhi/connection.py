@@ -20,10 +20,10 @@ from mcp_nexus import __version__
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.frontends.xiaozhi.protocol import ENDPOINT, ToolService, encode
 from mcp_nexus.frontends.xiaozhi.reconnect import ReconnectLoop, SessionEnd
-from mcp_nexus.frontends.xiaozhi.secrets import RedactingFilter, mask_url, secrets_of
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.secrets import RedactingFilter, mask_url, secrets_of
 
 logger = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from mcp_nexus.frontends.xiaozhi.envelope import (
 )
 from mcp_nexus.frontends.xiaozhi.protocol import DEVICE, ToolService, encode
 from mcp_nexus.frontends.xiaozhi.reconnect import ReconnectLoop, SessionEnd, SessionRefused
-from mcp_nexus.frontends.xiaozhi.secrets import mask_url, secrets_of
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.secrets import mask_url, secrets_of
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from websockets.exceptions import InvalidStatus, InvalidURI
 
 from mcp_nexus.config.xiaozhi import Reconnect
-from mcp_nexus.frontends.xiaozhi.secrets import redact
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
+from mcp_nexus.secrets import redact
 
 CLOSE_POLICY_VIOLATION = 1008  # what self-hosted endpoints send for a missing or bad token
 CLOSE_XIAOZHI_4004 = 4004
