@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mcp_types as types
 import pytest
 
@@ -75,3 +77,22 @@ async def test_a_candidate_that_times_out_hands_the_call_to_the_next() -> None:
         assert caught.value.code == -32001
         assert caught.value.data["servers_tried"] == ["primary", "backup"]
         assert "did not answer within 0.3 s" in caught.value.message
+
+
+async def test_an_idempotent_call_is_retried_after_a_transport_failure(tmp_path: Path) -> None:
+    marker = tmp_path / "crashed-once"
+    servers = {
+        "only": faulty(
+            "only", tool_config={"crash_once": {"idempotent": True}, "crash": {"idempotent": False}}
+        )
+    }
+    async with started_gateway(servers, retry_backoff=0.5) as gw:
+        # The first attempt kills the server mid-call; the supervisor restarts it within the
+        # backoff and the retry is answered by the new process.
+        answer = await gw.call_tool("only.crash_once", {"marker": str(marker)})
+        assert text(answer) == "only: survived"
+        assert marker.exists()
+        await wait_until(lambda: gw.upstreams["only"].state == UpstreamState.READY, what="restarted")
+        # Not idempotent: the transport failure reaches the caller at once, no retry.
+        with pytest.raises(UnavailableError):
+            await gw.call_tool("only.crash", {})

@@ -17,7 +17,8 @@ var FAULTY_ARGS holding the same flags):
 
 Faults chosen per call, as tools: `crash` (exit mid-call), `hang` (never answer), `slow`
 (answer after N seconds), `garbage` (non-JSON lines on stdout, then answer or hang),
-`noise` (stderr lines), `fail` (an isError result), plus `echo` and `pid`.
+`noise` (stderr lines), `fail` (an isError result), `crash_once` (exit mid-call the first
+time only), plus `echo` and `pid`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ TOOLS = [
     _tool("echo", "Answer with the text, naming this server.", {"text": {"type": "string"}}),
     _tool("pid", "Answer with this process's id."),
     _tool("crash", "Exit the process in the middle of the call.", {"code": {"type": "integer"}}),
+    _tool(
+        "crash_once",
+        "Exit mid-call unless the file `marker` exists (creating it first): the next process answers.",
+        {"marker": {"type": "string"}},
+    ),
     _tool("hang", "Never answer."),
     _tool("slow", "Answer after `seconds`.", {"seconds": {"type": "number"}}),
     _tool(
@@ -82,6 +88,14 @@ class FaultyTools:
         if tool == "crash":
             _stderr(f"{name}: crashing on purpose")
             os._exit(int(args.get("code", 3)))
+        if tool == "crash_once":
+            marker = str(args["marker"])
+            if not os.path.exists(marker):
+                with open(marker, "w") as handle:
+                    handle.write(str(os.getpid()))
+                _stderr(f"{name}: crashing once on purpose")
+                os._exit(3)
+            return _text(f"{name}: survived")
         if tool == "hang":
             threading.Event().wait()
         if tool == "slow":
