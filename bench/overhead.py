@@ -72,45 +72,57 @@ def summary(name: str, samples: list[float], baseline: float | None) -> str:
     return f"{name:<34} median {median:7.3f} ms   p95 {p95:7.3f} ms   ratio {ratio}"
 
 
+def write_config(path: Path, port: int, protocol: str) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                # No rate limit: 1000 back-to-back calls would hit the default 5/second.
+                "gateway": {"include_builtins": False, "port": port, "rate_limit": None},
+                "servers": {
+                    "bench": {
+                        "command": UPSTREAM[0],
+                        "args": UPSTREAM[1:],
+                        "namespace": "",
+                        "protocol": protocol,
+                        "env": {"PYTHONPATH": str(ROOT / "tests")},
+                    }
+                },
+            }
+        )
+    )
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        config = Path(tmp) / "nexus.json"
-        config.write_text(
-            json.dumps(
-                {
-                    # No rate limit: 1000 back-to-back calls would hit the default 5/second.
-                    "gateway": {"include_builtins": False, "port": port, "rate_limit": None},
-                    "servers": {
-                        "bench": {
-                            "command": UPSTREAM[0],
-                            "args": UPSTREAM[1:],
-                            "namespace": "",
-                            "env": {"PYTHONPATH": str(ROOT / "tests")},
-                        }
-                    },
-                }
-            )
+    tmp_dir = tempfile.TemporaryDirectory()
+    tmp = Path(tmp_dir.name)
+    port = free_port()
+    auto = write_config(tmp / "auto.json", port, "auto")
+    legacy = write_config(tmp / "legacy.json", port, "legacy")
+    # The client always speaks the handshake era (as IDEs do). The upstream, an SDK 2.x
+    # server, speaks whatever Nexus negotiates: 2026-07-28 by default ("auto"), or the
+    # handshake era with "protocol": "legacy" - the like-for-like pair with `direct`.
+    results: dict[str, list[float]] = {}
+    results["direct (client -> stdio upstream)"] = asyncio.run(direct(args.calls))
+    results["nexus stdio, upstream legacy"] = asyncio.run(through_stdio(legacy, args.calls))
+    results["nexus stdio, upstream auto"] = asyncio.run(through_stdio(auto, args.calls))
+    with running(
+        [str(VENV_BIN / "nexus"), "serve", "--no-watch", "--config", str(legacy)], log=tmp / "gw.log"
+    ) as proc:
+        wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
+        results["nexus http, upstream legacy"] = asyncio.run(
+            through_http(f"http://127.0.0.1:{port}/mcp", args.calls)
         )
-        results = {}
-        results["direct (client -> stdio upstream)"] = asyncio.run(direct(args.calls))
-        results["nexus stdio frontend"] = asyncio.run(through_stdio(config, args.calls))
-        with running(
-            [str(VENV_BIN / "nexus"), "serve", "--config", str(config)], log=Path(tmp) / "gw.log"
-        ) as proc:
-            wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
-            results["nexus http frontend"] = asyncio.run(
-                through_http(f"http://127.0.0.1:{port}/mcp", args.calls)
-            )
-        direct_port = free_port()
-        with running([*UPSTREAM, "--http", str(direct_port)], log=Path(tmp) / "direct-http.log") as proc:
-            wait_for_http(f"http://127.0.0.1:{direct_port}/mcp", proc=proc)
-            results["direct http (client -> http server)"] = asyncio.run(
-                through_http(f"http://127.0.0.1:{direct_port}/mcp", args.calls)
-            )
+    direct_port = free_port()
+    with running([*UPSTREAM, "--http", str(direct_port)], log=tmp / "direct-http.log") as proc:
+        wait_for_http(f"http://127.0.0.1:{direct_port}/mcp", proc=proc)
+        results["direct http (client -> http server)"] = asyncio.run(
+            through_http(f"http://127.0.0.1:{direct_port}/mcp", args.calls)
+        )
+    tmp_dir.cleanup()
     baseline = statistics.median(results["direct (client -> stdio upstream)"]) * 1000
     http_baseline = statistics.median(results["direct http (client -> http server)"]) * 1000
     print(
@@ -118,7 +130,7 @@ def main() -> None:
     )
     for name, samples in results.items():
         print(summary(name, samples, baseline if "direct" not in name else None))
-    print(summary("nexus http frontend vs direct http", results["nexus http frontend"], http_baseline))
+    print(summary("nexus http vs direct http", results["nexus http, upstream legacy"], http_baseline))
 
 
 if __name__ == "__main__":

@@ -106,6 +106,11 @@ class ServerConfig(CallPolicy):
     headers: dict[str, str] = Field(default_factory=dict)
     api_key: str | None = Field(default=None, repr=False)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    protocol: Literal["auto", "legacy"] = Field(
+        default="auto",
+        description="'auto': 2026-07-28 when the server offers it, else the handshake era; 'legacy': always the "
+        "handshake era (cheaper per call on SDK 2.x servers, but input requests cannot travel back as results)",
+    )
     # lifecycle (docs/OPERATIONS.md); `autoReconnect` is accepted as the same switch for http/sse
     auto_restart: bool = Field(default=True, validation_alias=AliasChoices("auto_restart", "auto_reconnect"))
     health: HealthCheck = Field(default_factory=HealthCheck)
@@ -158,6 +163,7 @@ class ServerConfig(CallPolicy):
         return self.model_dump(
             include={
                 "transport",
+                "protocol",
                 "command",
                 "args",
                 "env",

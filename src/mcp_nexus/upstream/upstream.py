@@ -245,7 +245,7 @@ class Upstream:
             target = load_embedded(config)
         return Client(
             target,
-            mode="auto",
+            mode=config.protocol,
             cache=None,
             # Opt in to log messages on 2026-07-28 connections so they can be relayed to callers.
             log_level="debug",
