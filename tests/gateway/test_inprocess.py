@@ -243,3 +243,24 @@ async def test_list_results_carry_cache_hints_for_modern_clients(gateway: Gatewa
     ttl_ms = int(gateway.config.gateway.list_ttl * 1000)
     assert (tools.ttl_ms, tools.cache_scope) == (ttl_ms, "private")
     assert (prompts.ttl_ms, prompts.cache_scope) == (ttl_ms, "private")
+
+
+async def test_protocol_choice_per_server() -> None:
+    doc = {
+        "gateway": {"include_builtins": False},
+        "servers": {
+            "auto": {"transport": "embedded", "module": "support.demo_server:create_server"},
+            "old": {
+                "command": sys.executable,
+                "args": ["-m", "support.demo_server", "old"],
+                "env": {"PYTHONPATH": str(TESTS)},
+                "protocol": "legacy",
+            },
+        },
+    }
+    config, _ = config_from_document(doc)
+    async with Gateway(config) as gw:
+        assert gw.upstreams["auto"].protocol_version == "2026-07-28"
+        assert gw.upstreams["old"].protocol_version == "2025-11-25"
+        result = await gw.call_tool_result("old.echo", {"text": "hi"})
+        assert result.content[0].text == "old: hi"  # type: ignore[union-attr]
