@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,11 @@ async def test_cortex_tools_and_resources_namespaced(cortex_gateway: Gateway, mo
         assert any(t.startswith("knowledge://entities/") for t in templates)
         entity = await client.read_resource("knowledge://entities/tech_stack/starlette")
         assert json.loads(entity.contents[0].text)["name"] == "Starlette"  # type: ignore[union-attr]
+        stats = await client.read_resource("knowledge://stats/entropy")
+        assert "starlette" not in json.dumps(json.loads(stats.contents[0].text).get("orphans", []))  # type: ignore[union-attr]
+        month = datetime.now(UTC)
+        relations = await client.read_resource(f"knowledge://relations/{month:%Y}/{month:%m}")
+        assert "uses" in relations.contents[0].text  # type: ignore[union-attr]
 
 
 async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> None:
