@@ -72,6 +72,35 @@ def summary(name: str, samples: list[float], baseline: float | None) -> str:
     return f"{name:<34} median {median:7.3f} ms   p95 {p95:7.3f} ms   ratio {ratio}"
 
 
+async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]]:
+    """The gateway's own share: `Gateway.call_tool` (every pipeline step) vs a raw request on the same pipe."""
+    from mcp_nexus.config.load import load_config
+    from mcp_nexus.gateway import Gateway
+
+    loaded, _ = load_config(config)
+    async with Gateway(loaded) as gateway:
+        process = gateway.upstreams["bench"]._process
+        assert process is not None
+
+        async def raw() -> object:
+            data = {"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+            return await process.request(data, timeout=30)
+
+        async def full() -> object:
+            return await gateway.call_tool("echo", {"text": "x"})
+
+        samples: dict[str, list[float]] = {"raw": [], "full": []}
+        for _ in range(20):
+            await raw()
+            await full()
+        for _ in range(calls):  # interleaved, so drift hits both alike
+            for name, fn in (("raw", raw), ("full", full)):
+                started = time.perf_counter()
+                await fn()
+                samples[name].append(time.perf_counter() - started)
+        return samples["raw"], samples["full"]
+
+
 def write_config(path: Path, port: int, protocol: str) -> Path:
     path.write_text(
         json.dumps(
@@ -122,6 +151,7 @@ def main() -> None:
         results["direct http (client -> http server)"] = asyncio.run(
             through_http(f"http://127.0.0.1:{direct_port}/mcp", args.calls)
         )
+    raw, full = asyncio.run(in_process(legacy, args.calls))
     tmp_dir.cleanup()
     baseline = statistics.median(results["direct (client -> stdio upstream)"]) * 1000
     http_baseline = statistics.median(results["direct http (client -> http server)"]) * 1000
@@ -131,6 +161,10 @@ def main() -> None:
     for name, samples in results.items():
         print(summary(name, samples, baseline if "direct" not in name else None))
     print(summary("nexus http vs direct http", results["nexus http, upstream legacy"], http_baseline))
+    print("in one process, same upstream pipe (the gateway's own cost, no extra process hop):")
+    raw_median = statistics.median(raw) * 1000
+    print(summary("raw JSON-RPC request on the pipe", raw, None))
+    print(summary("Gateway.call_tool (full pipeline)", full, raw_median))
 
 
 if __name__ == "__main__":
