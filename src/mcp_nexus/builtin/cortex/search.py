@@ -16,10 +16,12 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process, utils
 
+from mcp_nexus.builtin.cortex.gc_pause import garbage_collector_paused
 from mcp_nexus.builtin.cortex.records import Entity
 
 MAX_INDEXED_TEXT = 2_000  # chars of desc + observations per entity: a long history cannot slow every query
@@ -31,6 +33,13 @@ TEXT_HIT_WEIGHT = 0.9
 PREFIX_SIMILARITY = 0.85
 COVERAGE_WEIGHT = 0.5
 DEFAULT_SCORE_CUTOFF = 50.0
+
+
+def _indexed_text(entity: Entity) -> str:
+    """What a search looks through: name, tags, type, id words, description, observations."""
+    parts = [entity.name, " ".join(entity.tags), entity.type, entity.id.replace("-", " "), entity.desc]
+    parts.extend(observation.text for observation in entity.observations)
+    return " ".join(parts)[:MAX_INDEXED_TEXT]
 
 
 def _word_cutoff(word: str) -> float:
@@ -50,49 +59,102 @@ class SearchHit:
 
 
 class FuzzySearchIndex:
-    """Pre-processed text and a word index of every entity, updated in place as entities change."""
+    """Pre-processed text and a word index of every entity, updated in place as entities change.
+
+    Changed entities are only noted when they are handed over; the index reads them when the
+    next search (or `catch_up`) needs it, all at once, so loading a folder or writing to it
+    never waits for indexing. Not thread-safe: the store calls it under its mutex.
+    """
 
     def __init__(self) -> None:
         self._ids: list[str] = []
         self._names: list[str] = []
         self._texts: list[str] = []
         self._position: dict[str, int] = {}
-        # word -> positions of the entities using it, in their whole text / in their name
+        # word -> positions of the entities using it (ascending), in their whole text / in their name
         self._postings: dict[str, list[int]] = {}
         self._name_postings: dict[str, list[int]] = {}
         self._vocabulary: list[str] | None = None  # both built on demand after new words
         self._sorted_vocabulary: list[str] | None = None
+        self._pending: dict[str, Entity] = {}  # changed since the last catch-up, by id
 
     def __len__(self) -> int:
-        return len(self._ids)
+        """How many entities are indexed (or waiting to be)."""
+        return len(self._ids) + sum(1 for entity_id in self._pending if entity_id not in self._position)
 
     def upsert(self, entity: Entity) -> None:
+        """Note that `entity` is new or changed; it is (re)indexed by the next catch-up."""
+        self._pending[entity.id] = entity
+
+    def upsert_many(self, entities: Iterable[Entity]) -> None:
+        """`upsert` for each of `entities` (a load hands over every changed entity at once)."""
+        self._pending.update((entity.id, entity) for entity in entities)
+
+    def catch_up(self) -> None:
+        """Index every entity noted since the last catch-up."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        with garbage_collector_paused():
+            new: list[Entity] = []
+            for entity in pending.values():
+                position = self._position.get(entity.id)
+                if position is None:
+                    new.append(entity)
+                else:
+                    self._reindex(position, entity)
+            if new:
+                self._add(new)
+
+    def _add(self, entities: list[Entity]) -> None:
+        """Index entities never seen before, in bulk (a cold load hands over 100,000 at once)."""
+        process = utils.default_process
+        start = len(self._ids)
+        ids = [entity.id for entity in entities]
+        names = [process(entity.name) for entity in entities]
+        texts = [process(_indexed_text(entity)) for entity in entities]
+        self._ids.extend(ids)
+        self._names.extend(names)
+        self._texts.extend(texts)
+        # One int object per position, shared by every list that holds it (beyond 256,
+        # each int is an object of its own: 28 bytes, millions of times over).
+        positions = list(range(start, start + len(ids)))
+        self._position.update(zip(ids, positions, strict=True))
+        vocabulary_size = len(self._postings)
+        for postings, words_of in ((self._postings, texts), (self._name_postings, names)):
+            get = postings.get
+            # Positions only grow here, so a word repeated within one entity is the last
+            # position of its list: cheaper to compare than to build a set per entity.
+            for position, words in zip(positions, words_of, strict=True):
+                for word in words.split():
+                    posting = get(word)
+                    if posting is None:
+                        postings[word] = [position]
+                    elif posting[-1] != position:
+                        posting.append(position)
+        if len(self._postings) != vocabulary_size:
+            self._vocabulary = self._sorted_vocabulary = None
+
+    def _reindex(self, position: int, entity: Entity) -> None:
+        """Index an entity again after it changed (a new observation)."""
         name = utils.default_process(entity.name)
-        parts = [entity.name, " ".join(entity.tags), entity.type, entity.id.replace("-", " "), entity.desc]
-        parts.extend(observation.text for observation in entity.observations)
-        text = utils.default_process(" ".join(parts)[:MAX_INDEXED_TEXT])
-        position = self._position.get(entity.id)
-        is_new = position is None
-        if position is None:
-            position = len(self._ids)
-            self._position[entity.id] = position
-            self._ids.append(entity.id)
-            self._names.append(name)
-            self._texts.append(text)
-        else:
-            self._names[position] = name
-            self._texts[position] = text
+        text = utils.default_process(_indexed_text(entity))
+        self._names[position] = name
+        self._texts[position] = text
         for postings, words in ((self._postings, text), (self._name_postings, name)):
             for word in set(words.split()):
                 posting = postings.get(word)
                 if posting is None:
                     postings[word] = [position]
                     self._vocabulary = self._sorted_vocabulary = None
-                elif is_new or position not in posting:
-                    posting.append(position)
+                else:  # postings stay sorted, so the check is a binary search
+                    index = bisect.bisect_left(posting, position)
+                    if index == len(posting) or posting[index] != position:
+                        posting.insert(index, position)
 
     def search(self, query: str, limit: int, score_cutoff: float = DEFAULT_SCORE_CUTOFF) -> list[SearchHit]:
         """The best `limit` entities for `query`, best first."""
+        self.catch_up()
         processed = utils.default_process(query)
         words = list(dict.fromkeys(processed.split()))[:MAX_QUERY_WORDS]
         if not words or not self._ids:

@@ -109,8 +109,12 @@ def create_server(
 
 
 def _preload(store: KnowledgeStore) -> None:
+    # Step by step, each under the store's mutex only while it runs: a call that comes in
+    # between is answered at once, e.g. a search as soon as the entities and their index are in.
     try:
         store.refresh()
+        store.prepare_search()
+        store.prepare_relations()
     except OSError as exc:  # the next call reports it to its caller
         logger.warning("cortex: preloading %s failed: %s", store.root, exc)
 

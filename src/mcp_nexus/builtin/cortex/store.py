@@ -5,6 +5,12 @@ appended since the last look (under the folder lock), so several servers and CLI
 share one folder. Writes go through a `Transaction`, which checks the rules against that
 fresh view plus its own pending records, appends everything at once, and then reads its
 own lines back: there is one code path that turns records into the view.
+
+A cold load of a large folder does only what a search needs: it parses the entity files
+(one orjson call per file) and builds the entities. Relation lines are read under the same
+lock but parsed on the first question about relations, the word index is built by the
+first search, and the relations by entity on first need; `prepare_search` and
+`prepare_relations` do either ahead of time (the MCP server does, in the background).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, KeysView, Sequence
+from collections.abc import Callable, Iterable, Iterator, KeysView, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,12 +32,17 @@ from mcp_nexus.builtin.cortex.errors import (
     InvalidInputError,
     RelationExistsError,
 )
+from mcp_nexus.builtin.cortex.gc_pause import garbage_collector_paused
 from mcp_nexus.builtin.cortex.jsonl import (
-    ParsedLine,
+    NO_NEW_LINES,
+    NewLines,
+    ParkedLines,
+    ParsedChunk,
     ReadPosition,
     append_lines,
     encode_record,
     folder_lock,
+    parse_lines,
     read_new_lines,
 )
 from mcp_nexus.builtin.cortex.layout import KnowledgeLayout
@@ -46,8 +57,10 @@ from mcp_nexus.builtin.cortex.records import (
 )
 from mcp_nexus.builtin.cortex.search import FuzzySearchIndex, SearchHit
 from mcp_nexus.builtin.cortex.validation import (
+    ID_REGEX,
     MAX_CONTEXT_LENGTH,
     MAX_DESC_LENGTH,
+    MAX_ID_LENGTH,
     MAX_NAME_LENGTH,
     MAX_OBSERVATION_LENGTH,
     check_category,
@@ -106,12 +119,15 @@ class KnowledgeStore:
         self._entities: dict[str, Entity] = {}
         self._relations: list[Relation] = []
         # No index by month or by triple: both questions are rare (a resource read, a new
-        # relation) and answered by a scan, which keeps loading lean.
-        self._relations_by_entity: dict[str, list[Relation]] = {}
+        # relation) and answered by a scan, which keeps loading lean. By entity: see _by_entity.
+        self._relations_by_entity: dict[str, list[Relation]] | None = None
+        # Relation lines read but not parsed yet (see _load_relations), and whether anyone
+        # asked about relations yet (from then on, new lines are parsed as they are read).
+        self._unparsed_relations: list[tuple[str, str, ParkedLines]] = []
+        self._relations_wanted = False
         self._problems: dict[tuple[str, int], LoadProblem] = {}
         self._search = FuzzySearchIndex()
-        self._stale_search: set[str] = set()
-        self._predicates: set[str] = set()  # predicates already checked
+        self._predicates: dict[str, str] = {}  # predicates already checked, to their shared string
 
     @property
     def root(self) -> Path:
@@ -154,36 +170,51 @@ class KnowledgeStore:
         return len(self._entities)
 
     def relations(self) -> list[Relation]:
+        self._load_relations()
         return list(self._relations)
 
     def relation_count(self) -> int:
+        self._load_relations()
         return len(self._relations)
 
     def relations_of(self, entity_id: str) -> list[Relation]:
         """Every relation with `entity_id` at either end, in recording order."""
-        return list(self._relations_by_entity.get(entity_id, ()))
+        return list(self._by_entity().get(entity_id, ()))
 
     def has_relation(self, src: str, rel: str, dst: str) -> bool:
-        return any(
-            r.rel == rel and r.src == src and r.dst == dst for r in self._relations_by_entity.get(src, ())
-        )
+        return any(r.rel == rel and r.src == src and r.dst == dst for r in self._by_entity().get(src, ()))
 
     def degree(self, entity_id: str) -> int:
-        return len(self._relations_by_entity.get(entity_id, ()))
+        return len(self._by_entity().get(entity_id, ()))
 
     def relations_in_month(self, year: str, month: str) -> list[Relation]:
         year, month = check_year_month(year, month)
         key = f"{year}/{month}"
+        self._load_relations()
         return [relation for relation in self._relations if relation.month == key]
 
     def months(self) -> list[str]:
+        self._load_relations()
         return sorted({relation.month for relation in self._relations})
 
     def problems(self) -> list[LoadProblem]:
-        return list(self._problems.values())
+        """Every line that could not be used, by file and line."""
+        self._load_relations()  # their problems are found when they are parsed
+        return sorted(self._problems.values(), key=lambda problem: (problem.file, problem.line))
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        return self._search.search(query, limit)
+        """The best entities for `query`; the first search after a load builds the word index."""
+        with self._mutex:
+            return self._search.search(query, limit)
+
+    def prepare_search(self) -> None:
+        """Bring the search index up to date now (e.g. in the background after a load)."""
+        with self._mutex:
+            self._search.catch_up()
+
+    def prepare_relations(self) -> None:
+        """Parse the relations and index them by entity now, rather than on first need."""
+        self._by_entity()
 
     # -- writing ---------------------------------------------------------------------
 
@@ -223,44 +254,68 @@ class KnowledgeStore:
     # -- turning records into the view -----------------------------------------------
 
     def _refresh_locked(self) -> None:
-        for category, path in self.layout.category_files():
-            name, lines = self._read(path)
-            for line in lines:
-                try:
-                    self._apply_entity_record(category, line.record)  # type: ignore[arg-type]
-                except (InvalidInputError, KeyError, TypeError) as exc:
-                    self._problem(name, line.number, f"bad record: {exc}")
-        for month, path in self.layout.month_files():
-            name, lines = self._read(path)
-            self._apply_relation_lines(month, name, lines)
-        # The search index is rebuilt once per changed entity, not once per record.
-        for entity_id in self._stale_search:
-            self._search.upsert(self._entities[entity_id])
-        self._stale_search.clear()
+        with garbage_collector_paused():
+            changed: dict[str, Entity] = {}
+            for category, path in self.layout.category_files():
+                name, lines = self._read(path)
+                if lines.line_count:
+                    self._apply_entity_records(category, name, self._parse(name, lines), changed)
+            for month, path in self.layout.month_files():
+                name, lines = self._read(path)
+                if not lines.line_count:
+                    continue
+                if self._relations_wanted:
+                    self._apply_relation_records(month, name, self._parse(name, lines))
+                else:
+                    self._unparsed_relations.append((month, name, ParkedLines(lines)))
+            # Changed entities are handed over once each; the index re-reads them when
+            # the next search needs it, so reads and writes never pay for indexing.
+            if changed:
+                self._search.upsert_many(changed.values())
 
-    def _read(self, path: Path) -> tuple[str, list[ParsedLine]]:
-        """The new, well-formed lines of `path`; unreadable and torn ones are reported."""
+    def _load_relations(self) -> None:
+        """Parse the relation lines read so far; from now on they are parsed as they are read.
+
+        A cold load leaves them unparsed, so that a search (which never needs them) is
+        answered without waiting for 300,000 relations; the first question about relations
+        parses them, and `prepare_relations` does it ahead of time.
+        """
+        with self._mutex:
+            self._relations_wanted = True
+            if self._unparsed_relations:
+                with garbage_collector_paused():
+                    self._parse_relations_locked()
+
+    def _parse_relations_locked(self) -> None:
+        pending, self._unparsed_relations = self._unparsed_relations, []
+        pending.reverse()
+        while pending:  # each file's bytes are let go as soon as they are parsed
+            month, name, parked = pending.pop()
+            self._apply_relation_records(month, name, self._parse(name, parked.take()))
+
+    def _read(self, path: Path) -> tuple[str, NewLines]:
+        """The complete lines appended to `path` since the last read; torn ones are reported."""
         position = self._positions.setdefault(path, ReadPosition())
         name = path.relative_to(self.root).as_posix()
         try:
             if path.stat().st_size < position.offset:
                 reason = "the file shrank: history was rewritten outside the cortex"
                 self._problem(name, position.lines, reason)
-                return name, []
+                return name, NO_NEW_LINES
             lines, torn = read_new_lines(path, position)
         except OSError as exc:
             self._problem(name, position.lines, f"cannot read: {exc}")
-            return name, []
-        good = []
-        for line in lines:
-            if line.record is None:
-                self._problem(name, line.number, line.error or "unreadable line")
-            else:
-                good.append(line)
+            return name, NO_NEW_LINES
         if torn is not None:
             reason = f"torn last line ({torn.length} bytes without a newline, e.g. from a crash): ignored"
             self._problem(name, torn.number, reason)
-        return name, good
+        return name, lines
+
+    def _parse(self, name: str, lines: NewLines) -> ParsedChunk:
+        chunk = parse_lines(lines)
+        for number, reason in chunk.bad_lines:
+            self._problem(name, number, reason)
+        return chunk
 
     def _problem(self, file: str, line: int, reason: str) -> None:
         if (file, line) not in self._problems:
@@ -268,73 +323,146 @@ class KnowledgeStore:
             self._problems[(file, line)] = problem
             logger.warning("cortex: %s line %d: %s", file, line, reason)
 
-    def _apply_entity_record(self, category: str, record: dict[str, Any]) -> None:
-        kind = record.get("kind")
-        entity_id = check_id(record["id"])
-        if kind == "entity":
-            known = self._entities.get(entity_id)
-            if known is not None:
-                raise InvalidInputError(f"duplicate entity {entity_id!r} (first in {known.category})")
-            created = _timestamp(record["created"])
-            entity = Entity(
-                sys.intern(entity_id),
-                category,
-                sys.intern(_string(record["type"], "type")),
-                _string(record["name"], "name"),
-                _string(record.get("desc", ""), "desc"),
-                [sys.intern(_string(tag, "tag")) for tag in record.get("tags") or ()],
-                created,
-                max(created, _timestamp(record.get("updated", created))),
-            )
-            self._entities[entity.id] = entity
-        elif kind == "observation":
-            entity = self._entities.get(entity_id)  # type: ignore[assignment]
-            if entity is None:
-                raise InvalidInputError(f"observation for unknown entity {entity_id!r}")
-            observation = Observation(_string(record["text"], "text"), _timestamp(record["created"]))
-            entity.observations.append(observation)
-            if observation.created > entity.updated:
-                entity.updated = observation.created
-        else:
-            raise InvalidInputError(f"unknown kind {kind!r}")
-        self._stale_search.add(entity.id)
-
-    def _apply_relation_lines(self, month: str, file: str, lines: list[ParsedLine]) -> None:
-        # The hottest loop of a load (300,000 records in the benchmark): names are bound
-        # locally and a named tuple is built with tuple.__new__ (its constructor is Python).
-        entities, predicates, relations = self._entities, self._predicates, self._relations
-        by_entity = self._relations_by_entity
-        intern, new_tuple = sys.intern, tuple.__new__
-        for number, record, _ in lines:
+    def _apply_entity_records(
+        self, category: str, file: str, chunk: ParsedChunk, changed: dict[str, Entity]
+    ) -> None:
+        # One of the two hot loops of a load: the checks are written out inline (a function
+        # call per field costs more than the check) and say the same as the helpers below.
+        entities, intern, new_tuple = self._entities, sys.intern, tuple.__new__
+        id_match = ID_REGEX.fullmatch
+        for index, record in enumerate(chunk.records):
             try:
-                src, dst, rel = record["src"], record["dst"], record["rel"]  # type: ignore[index]
-                # A known entity's id was checked when it was loaded, and sharing its string
-                # saves holding hundreds of thousands of copies; unknown ends get the full check.
-                known_src, known_dst = entities.get(src), entities.get(dst)
-                src = known_src.id if known_src is not None else intern(check_id(src, "src"))
-                dst = known_dst.id if known_dst is not None else intern(check_id(dst, "dst"))
-                if rel not in predicates:
-                    predicates.add(intern(check_predicate(rel)))
-                context = record.get("context", "")  # type: ignore[union-attr]
+                kind = record.get("kind")
+                raw_id = record["id"]
+                if kind == "observation":
+                    # A known id was checked when its entity was loaded.
+                    entity = entities.get(raw_id) if type(raw_id) is str else None  # type: ignore[assignment]
+                    if entity is None:
+                        raise InvalidInputError(f"observation for unknown entity {check_id(raw_id)!r}")
+                    text = record["text"]
+                    if type(text) is not str:
+                        _string(text, "text")
+                    created = record["created"]
+                    if not (
+                        type(created) is str
+                        and len(created) == 20
+                        and created[4] == "-"
+                        and created[19] == "Z"
+                    ):
+                        _timestamp(created)
+                    entity.observations.append(new_tuple(Observation, (text, created)))
+                    if created > entity.updated:
+                        entity.updated = created
+                elif kind == "entity":
+                    if not (type(raw_id) is str and len(raw_id) <= MAX_ID_LENGTH and id_match(raw_id)):
+                        check_id(raw_id)
+                    entity_id = raw_id
+                    known = entities.get(entity_id)
+                    if known is not None:
+                        raise InvalidInputError(f"duplicate entity {entity_id!r} (first in {known.category})")
+                    created = _timestamp(record["created"])
+                    entity_type = record["type"]
+                    if type(entity_type) is not str:
+                        _string(entity_type, "type")
+                    name = record["name"]
+                    if type(name) is not str:
+                        _string(name, "name")
+                    desc = record.get("desc", "")
+                    if type(desc) is not str:
+                        _string(desc, "desc")
+                    raw_tags = record.get("tags") or ()
+                    try:
+                        tags = list(map(intern, raw_tags))
+                    except TypeError:  # let the check name the bad tag
+                        tags = [_string(tag, "tag") for tag in raw_tags]
+                    updated = record.get("updated", created)
+                    # Equal (the usual case): keep one string for both, not two copies.
+                    updated = created if updated == created else max(created, _timestamp(updated))
+                    entity = Entity(
+                        intern(entity_id), category, intern(entity_type), name, desc, tags, created, updated
+                    )
+                    entities[entity.id] = entity
+                else:
+                    check_id(raw_id)  # a bad id is the first problem named, whatever the kind
+                    raise InvalidInputError(f"unknown kind {kind!r}")
+            except (InvalidInputError, KeyError, TypeError) as exc:
+                self._problem(file, chunk.numbers[index], f"bad record: {exc}")
+                continue
+            changed[entity.id] = entity
+
+    def _apply_relation_records(self, month: str, file: str, chunk: ParsedChunk) -> None:
+        # The hottest loop of a load (300,000 records in the benchmark). The ends are checked
+        # against the id pattern inline (a function call costs more than the check) rather
+        # than looked up among the entities; sys.intern then hands an end that names an
+        # entity that entity's own id string, so the relations hold no copies of ids. Names
+        # are bound locally and a named tuple is built with tuple.__new__ (its constructor
+        # is Python).
+        predicates, relations = self._predicates, self._relations
+        id_match, new_tuple = ID_REGEX.fullmatch, tuple.__new__
+        share = sys.intern  # an end that is an entity gets the entity's own id string
+        first_new = len(relations)
+        for index, record in enumerate(chunk.records):
+            try:
+                src, dst, rel = record["src"], record["dst"], record["rel"]
+                if not (type(src) is str and len(src) <= MAX_ID_LENGTH and id_match(src)):
+                    check_id(src, "src")
+                if not (type(dst) is str and len(dst) <= MAX_ID_LENGTH and id_match(dst)):
+                    check_id(dst, "dst")
+                predicate = predicates.get(rel)  # one shared string per predicate
+                if predicate is None:
+                    predicate = predicates[rel] = sys.intern(check_predicate(rel))
+                context = record.get("context", "")
                 if type(context) is not str:
                     raise InvalidInputError(f"context must be a string, got {type(context).__name__}")
-                relation: Relation = new_tuple(
-                    Relation,
-                    (src, intern(rel), dst, context, _timestamp(record["created"]), month),  # type: ignore[index]
-                )
+                created = record["created"]
+                if not (
+                    type(created) is str and len(created) == 20 and created[4] == "-" and created[19] == "Z"
+                ):
+                    _timestamp(created)
             except (InvalidInputError, KeyError, TypeError) as exc:
-                self._problem(file, number, f"bad record: {exc}")
+                self._problem(file, chunk.numbers[index], f"bad record: {exc}")
                 continue
-            relations.append(relation)
-            if src in by_entity:
-                by_entity[src].append(relation)
+            relations.append(
+                new_tuple(Relation, (share(src), predicate, share(dst), context, created, month))
+            )
+        if self._relations_by_entity is not None:
+            _index_by_entity(self._relations_by_entity, relations[first_new:])
+
+    def _by_entity(self) -> dict[str, list[Relation]]:
+        """Relations by the entity at either end, built on first need and kept up to date after.
+
+        Not built while loading: a search never needs it, and at 300,000 relations it is the
+        slowest part of a load (every relation lands in two lists spread over memory).
+        """
+        ready = self._relations_by_entity
+        if ready is not None and not self._unparsed_relations:
+            return ready  # the usual case, asked once per entity by the entropy report
+        with self._mutex:
+            self._load_relations()
+            if self._relations_by_entity is None:
+                by_entity: dict[str, list[Relation]] = {}
+                with garbage_collector_paused():
+                    _index_by_entity(by_entity, self._relations)
+                self._relations_by_entity = by_entity
+            return self._relations_by_entity
+
+
+def _index_by_entity(by_entity: dict[str, list[Relation]], relations: Iterable[Relation]) -> None:
+    """Add each relation to the lists of both its ends (once if they are the same)."""
+    get = by_entity.get
+    for relation in relations:
+        src, dst = relation[0], relation[2]
+        found = get(src)
+        if found is None:
+            by_entity[src] = [relation]
+        else:
+            found.append(relation)
+        if dst != src:
+            found = get(dst)
+            if found is None:
+                by_entity[dst] = [relation]
             else:
-                by_entity[src] = [relation]
-            if dst != src:
-                if dst in by_entity:
-                    by_entity[dst].append(relation)
-                else:
-                    by_entity[dst] = [relation]
+                found.append(relation)
 
 
 class Transaction:

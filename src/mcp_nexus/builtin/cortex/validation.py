@@ -33,6 +33,7 @@ PREDICATE_PATTERN = r"^[a-z][a-z0-9_]*$"
 TYPE_PATTERN = r"^[a-z][a-z0-9_-]*$"
 
 _ID_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+ID_REGEX = _ID_RE  # for hot loops that inline check_id's fast path (then call it to name a problem)
 _CATEGORY_RE = re.compile(r"[a-z][a-z0-9_]*")
 _PREDICATE_RE = re.compile(r"[a-z][a-z0-9_]*")
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_-]*")
