@@ -114,36 +114,67 @@ def _server_entry(
     return entry
 
 
-def _native(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="nexus")
+def _add_servers(
+    out: Normalised,
+    entries: list[tuple[str, Any, str]],
+    problems: list[ConfigProblem],
+    *,
+    strict: bool,
+) -> None:
+    """Normalise `(name, raw entry, path in the file)` triples into `out.data["servers"]`."""
     servers: dict[str, Any] = {}
-    for name, raw in (doc.get("servers") or {}).items():
-        path = f"servers.{name}"
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=True)
+    for name, raw, path in entries:
+        if name in servers:
+            problems.append(ConfigProblem(path, f"duplicate server name {name!r}"))
+            continue
+        entry = _server_entry(name, raw, path, problems, out.warnings, strict=strict)
         if entry is not None:
             servers[name] = entry
             out.origin[name] = path
     out.data["servers"] = servers
+
+
+def _mapping(
+    doc: dict[str, Any], key: str, problems: list[ConfigProblem], what: str
+) -> list[tuple[str, Any, str]]:
+    """The `{name: entry}` object under `key` as triples; anything else is a problem."""
+    raw = doc.get(key) or {}
+    if not isinstance(raw, dict):
+        problems.append(ConfigProblem(key, f"expected an object mapping {what} names to entries"))
+        return []
+    return [(str(name), entry, f"{key}.{name}") for name, entry in raw.items()]
+
+
+def _listed(
+    doc: dict[str, Any], key: str, id_key: str, problems: list[ConfigProblem], shape: str
+) -> list[tuple[str, Any, str]]:
+    """The list under `key`, each entry named by its `id_key` (removed from the entry)."""
+    raw_list = doc[key]
+    if not isinstance(raw_list, list):
+        problems.append(ConfigProblem(key, f"expected a list of {shape}"))
+        return []
+    entries = []
+    for index, raw in enumerate(raw_list):
+        path = f"{key}[{index}]"
+        if not isinstance(raw, dict) or not isinstance(raw.get(id_key), str) or not raw[id_key]:
+            problems.append(
+                ConfigProblem(f"{path}.{id_key}", f"each server needs a non-empty string '{id_key}'")
+            )
+            continue
+        entry = dict(raw)
+        entries.append((entry.pop(id_key), entry, path))
+    return entries
+
+
+def _native(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
+    out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="nexus")
+    _add_servers(out, _mapping(doc, "servers", problems, "server"), problems, strict=True)
     return out
 
 
 def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    out = Normalised(data={}, format="mcpServers")
-    for key in _NEXUS_SECTIONS:
-        if key in doc:
-            out.data[key] = doc[key]
-    raw_servers = doc["mcpServers"]
-    if not isinstance(raw_servers, dict):
-        problems.append(ConfigProblem("mcpServers", "expected an object mapping server names to entries"))
-        raw_servers = {}
-    servers: dict[str, Any] = {}
-    for name, raw in raw_servers.items():
-        path = f"mcpServers.{name}"
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=False)
-        if entry is not None:
-            servers[name] = entry
-            out.origin[name] = path
-    out.data["servers"] = servers
+    out = Normalised(data={key: doc[key] for key in _NEXUS_SECTIONS if key in doc}, format="mcpServers")
+    _add_servers(out, _mapping(doc, "mcpServers", problems, "server"), problems, strict=False)
     for key in doc:
         if key != "mcpServers" and key not in _NEXUS_SECTIONS:
             out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
@@ -152,28 +183,16 @@ def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
 
 def _seed(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="seed")
-    servers: dict[str, Any] = {}
-    for index, raw in enumerate(doc["servers"]):
-        path = f"servers[{index}]"
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
-            problems.append(ConfigProblem(f"{path}.name", "each server needs a non-empty string 'name'"))
-            continue
-        raw = dict(raw)
+    entries = []
+    for name, raw, path in _listed(doc, "servers", "name", problems, "{name, type, ...}"):
         kind = raw.pop("type", None)
         if kind == "embedded":
             raw["transport"] = "embedded"
         elif kind not in (None, "external"):
             problems.append(ConfigProblem(f"{path}.type", f"expected 'embedded' or 'external', got {kind!r}"))
             continue
-        name = raw.pop("name")
-        if name in servers:
-            problems.append(ConfigProblem(f"{path}.name", f"duplicate server name {name!r}"))
-            continue
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=False)
-        if entry is not None:
-            servers[name] = entry
-            out.origin[name] = path
-    out.data["servers"] = servers
+        entries.append((name, raw, path))
+    _add_servers(out, entries, problems, strict=False)
     return out
 
 
@@ -186,40 +205,14 @@ def _controller(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalise
     out = Normalised(data={"gateway": gateway}, format="controller")
     if "xiaozhi" in doc:
         out.data["xiaozhi"] = doc["xiaozhi"]
-    servers: dict[str, Any] = {}
-    raw_list = doc["mcp_servers"]
-    if not isinstance(raw_list, list):
-        problems.append(ConfigProblem("mcp_servers", "expected a list of {id, url, timeout, headers}"))
-        raw_list = []
-    for index, raw in enumerate(raw_list):
-        path = f"mcp_servers[{index}]"
-        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
-            problems.append(ConfigProblem(f"{path}.id", "each server needs a non-empty string 'id'"))
-            continue
-        raw = dict(raw)
-        name = raw.pop("id")
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=False)
-        if entry is not None:
-            servers[name] = entry
-            out.origin[name] = path
-    out.data["servers"] = servers
+    entries = _listed(doc, "mcp_servers", "id", problems, "{id, url, timeout, headers}")
+    _add_servers(out, entries, problems, strict=False)
     return out
 
 
 def _bridge(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     out = Normalised(data={k: v for k, v in doc.items() if k != "services"}, format="bridge")
-    raw_services = doc["services"]
-    if not isinstance(raw_services, dict):
-        problems.append(ConfigProblem("services", "expected an object mapping service names to entries"))
-        raw_services = {}
-    servers: dict[str, Any] = {}
-    for name, raw in raw_services.items():
-        path = f"services.{name}"
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=False)
-        if entry is not None:
-            servers[name] = entry
-            out.origin[name] = path
-    out.data["servers"] = servers
+    _add_servers(out, _mapping(doc, "services", problems, "service"), problems, strict=False)
     return out
 
 
