@@ -164,7 +164,13 @@ class StdioProcess:
             process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
             if timeout is None:
                 return await future
-            return await asyncio.wait_for(future, timeout)
+            # A timer that fails the future, rather than asyncio.wait_for: wait_for wraps the
+            # future and costs an extra event-loop turn on every answer (the hot path).
+            timer = asyncio.get_running_loop().call_later(timeout, _expire, future, timeout)
+            try:
+                return await future
+            finally:
+                timer.cancel()
         except TimeoutError:
             self._cancel_upstream(request_id, "timed out")
             raise
@@ -278,6 +284,11 @@ class StdioProcess:
             if not future.done():
                 future.set_exception(error)
         self._pending.clear()
+
+
+def _expire(future: asyncio.Future[dict[str, Any]], timeout: float) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(f"no answer within {timeout:g} s"))
 
 
 async def _wait(process: asyncio.subprocess.Process, timeout: float) -> bool:
