@@ -7,12 +7,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
@@ -35,6 +36,8 @@ from mcp_nexus.upstream.upstream import (
 )
 
 logger = logging.getLogger(__name__)
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
 
 ListChangeListener = Callable[[str], None]
 """Called with "tools", "resources" or "prompts" when that aggregated list changed, or
@@ -112,33 +115,32 @@ class DownstreamForwarder(ServerRequestForwarder):
         except Exception as exc:  # the caller may be gone; a log line is never worth an error
             logger.debug("could not relay a log message from %s: %s", upstream.name, exc)
 
-    async def sampling(
-        self, upstream: Upstream, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+    async def _relay(
+        self, upstream: Upstream, request: Any, result_type: type[ResultT]
+    ) -> ResultT | types.ErrorData | None:
+        """Send a server-to-client request to the caller in flight on `upstream`; None if there is none."""
         session = self._session(upstream)
         if session is None:
-            return await super().sampling(upstream, params)
+            return None
         try:
-            result: types.CreateMessageResult = await session.send_request(
-                types.CreateMessageRequest(params=params), types.CreateMessageResult
-            )
+            result: ResultT = await session.send_request(request, result_type)
             return result
         except MCPError as exc:
             return exc.error
 
+    async def sampling(
+        self, upstream: Upstream, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        relayed = await self._relay(
+            upstream, types.CreateMessageRequest(params=params), types.CreateMessageResult
+        )
+        return relayed if relayed is not None else await super().sampling(upstream, params)
+
     async def elicitation(
         self, upstream: Upstream, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        session = self._session(upstream)
-        if session is None:
-            return await super().elicitation(upstream, params)
-        try:
-            result: types.ElicitResult = await session.send_request(
-                types.ElicitRequest(params=params), types.ElicitResult
-            )
-            return result
-        except MCPError as exc:
-            return exc.error
+        relayed = await self._relay(upstream, types.ElicitRequest(params=params), types.ElicitResult)
+        return relayed if relayed is not None else await super().elicitation(upstream, params)
 
 
 @dataclass(frozen=True)
