@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 from mcp_nexus import __version__
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.frontends.xiaozhi.protocol import ENDPOINT, ToolService, encode
-from mcp_nexus.frontends.xiaozhi.reconnect import ReconnectLoop, SessionEnd
+from mcp_nexus.frontends.xiaozhi.reconnect import DialingLink, ReconnectLoop, SessionEnd
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
@@ -40,7 +40,7 @@ def websocket_logger(name: str, secrets: list[str]) -> logging.Logger:
     return ws_logger
 
 
-class EndpointConnection:
+class EndpointConnection(DialingLink):
     def __init__(
         self, gateway: Gateway, url: str, settings: XiaozhiSettings, view: ToolView, index: int
     ) -> None:
@@ -54,23 +54,9 @@ class EndpointConnection:
         self._ws_logger = websocket_logger(f"endpoint{index}", self.secrets)
         self._loop = ReconnectLoop(self.status, settings, self._attempt, logger, self.secrets)
         self._task: asyncio.Task[None] | None = None
+        self._label = "xiaozhi"
         self._ws: ClientConnection | None = None
         self.service: ToolService | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop.run(), name=f"xiaozhi {self.status.url}")
-
-    async def stop(self) -> None:
-        self._loop.stop()
-        if self._ws is not None:
-            with contextlib.suppress(Exception):
-                await self._ws.close(1001, "nexus stopping")
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def notify_tools_changed(self) -> None:
         service = self.service

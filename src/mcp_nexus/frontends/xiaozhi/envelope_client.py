@@ -8,7 +8,6 @@ then answers the backend's MCP requests inside `type: mcp` envelopes with the to
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 
@@ -27,7 +26,7 @@ from mcp_nexus.frontends.xiaozhi.envelope import (
     serve_envelopes,
 )
 from mcp_nexus.frontends.xiaozhi.protocol import DEVICE, ToolService, encode
-from mcp_nexus.frontends.xiaozhi.reconnect import ReconnectLoop, SessionEnd, SessionRefused
+from mcp_nexus.frontends.xiaozhi.reconnect import DialingLink, ReconnectLoop, SessionEnd, SessionRefused
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
@@ -36,7 +35,7 @@ from mcp_nexus.secrets import mask_url, secrets_of
 logger = logging.getLogger(__name__)
 
 
-class EnvelopeClient:
+class EnvelopeClient(DialingLink):
     def __init__(self, gateway: Gateway, settings: EnvelopeClientSettings, *, call_timeout: float) -> None:
         if not settings.url:
             raise ValueError("the envelope client needs 'url' (the backend's ws:// or wss:// address)")
@@ -50,23 +49,9 @@ class EnvelopeClient:
         self._loop = ReconnectLoop(self.status, settings, self._attempt, logger, self.secrets)
         self._ws_logger = websocket_logger("envelope-client", self.secrets)
         self._task: asyncio.Task[None] | None = None
+        self._label = "envelope client"
         self._ws: ClientConnection | None = None
         self.session_id: str | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop.run(), name=f"envelope client {self.status.url}")
-
-    async def stop(self) -> None:
-        self._loop.stop()
-        if self._ws is not None:
-            with contextlib.suppress(Exception):
-                await self._ws.close(1001, "nexus stopping")
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     def _headers(self) -> dict[str, str]:
         headers = {

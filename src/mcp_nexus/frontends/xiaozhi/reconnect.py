@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from websockets.exceptions import InvalidStatus, InvalidURI
 
@@ -157,3 +158,32 @@ class ReconnectLoop:
             self.logger.warning("%s: %s; %s", label, self.status.last_error, retry)
         else:
             self.logger.info("%s: connection closed (code %s %r); %s", label, end.code, reason, retry)
+
+
+class DialingLink:
+    """A link that dials out and redials on loss: `start` runs its ReconnectLoop, `stop` ends it.
+
+    Subclasses set `status`, `_loop`, `_ws` (the live socket or None), `_task = None` and
+    `_label` (the task's name) in their constructor.
+    """
+
+    status: LinkStatus
+    _loop: ReconnectLoop
+    _ws: Any
+    _task: asyncio.Task[None] | None
+    _label: str
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop.run(), name=f"{self._label} {self.status.url}")
+
+    async def stop(self) -> None:
+        self._loop.stop()
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close(1001, "nexus stopping")
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
