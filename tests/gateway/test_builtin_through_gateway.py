@@ -94,27 +94,27 @@ async def test_cortex_tools_and_resources_namespaced(cortex_gateway: Gateway, mo
         assert "uses" in relations.contents[0].text  # type: ignore[union-attr]
 
 
+async def device_beside_lookalike(backlight_root: Path) -> Gateway:
+    """The device server (bare names, priority 100, no audio) and a stdio server offering the same names."""
+    device = {
+        "transport": "embedded",
+        "module": "mcp_nexus.builtin.device.server:create_server",
+        "options": {"backlight_root": str(backlight_root), "audio_backend": "none"},
+        "namespace": "",
+        "priority": 100,
+    }
+    return await started(
+        {"gateway": {"include_builtins": False}, "servers": {"device": device, "lookalike": LOOKALIKE}}
+    )
+
+
 async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> None:
     backlight = tmp_path / "backlight" / "panel"
     backlight.mkdir(parents=True)
     (backlight / "brightness").write_text("50\n")
     (backlight / "max_brightness").write_text("100\n")
     (backlight / "type").write_text("raw\n")
-    gateway = await started(
-        {
-            "gateway": {"include_builtins": False},
-            "servers": {
-                "device": {
-                    "transport": "embedded",
-                    "module": "mcp_nexus.builtin.device.server:create_server",
-                    "options": {"backlight_root": str(tmp_path / "backlight"), "audio_backend": "none"},
-                    "namespace": "",
-                    "priority": 100,
-                },
-                "lookalike": LOOKALIKE,
-            },
-        }
-    )
+    gateway = await device_beside_lookalike(tmp_path / "backlight")
     try:
         assert gateway.upstreams["device"].config.effective_priority == 100
         brightness = await gateway.call_tool_result("get_current_brightness")
@@ -131,21 +131,7 @@ async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> 
 
 
 async def test_missing_backlight_falls_back_to_the_stdio_server(tmp_path: Path) -> None:
-    gateway = await started(
-        {
-            "gateway": {"include_builtins": False},
-            "servers": {
-                "device": {
-                    "transport": "embedded",
-                    "module": "mcp_nexus.builtin.device.server:create_server",
-                    "options": {"backlight_root": str(tmp_path / "no-backlight"), "audio_backend": "none"},
-                    "namespace": "",
-                    "priority": 100,
-                },
-                "lookalike": LOOKALIKE,
-            },
-        }
-    )
+    gateway = await device_beside_lookalike(tmp_path / "no-backlight")
     try:
         brightness = await gateway.call_tool_result("get_current_brightness")
         assert text(brightness) == "lookalike: brightness 12%"

@@ -19,24 +19,14 @@ from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.upstream.state import UpstreamState
+from support.demo_server import bare_demo_pair
 from support.processes import TESTS
 from support.raw_server import REF_SCHEMA
 
 
 def make_config(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     servers: dict[str, Any] = {
-        "demo": {
-            "transport": "embedded",
-            "module": "support.demo_server:create_server",
-            "options": {"instance": "embedded"},
-            "namespace": "",
-        },
-        "demo_stdio": {
-            "command": sys.executable,
-            "args": ["-m", "support.demo_server", "stdio-demo"],
-            "env": {"PYTHONPATH": str(TESTS)},
-            "namespace": "",
-        },
+        **bare_demo_pair(),
         "other": {
             "command": sys.executable,
             "args": ["-m", "support.demo_server", "other"],

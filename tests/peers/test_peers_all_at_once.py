@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -22,9 +21,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from support.demo_server import bare_demo_pair
 from support.processes import (
     NODE_BIN,
-    TESTS,
     V1_BIN,
     VENV_BIN,
     child_env,
@@ -77,18 +76,7 @@ def peer_config(tmp: Path, http_port: int, sse_port: int, gateway_port: int) -> 
                 "command": require(V1_BIN / "mcp-server-sqlite"),
                 "args": ["--db-path", str(tmp / "t.db")],
             },
-            "demo": {
-                "transport": "embedded",
-                "module": "support.demo_server:create_server",
-                "options": {"instance": "embedded"},
-                "namespace": "",
-            },
-            "demo_stdio": {
-                "command": sys.executable,
-                "args": ["-m", "support.demo_server", "stdio-demo"],
-                "env": {"PYTHONPATH": str(TESTS)},
-                "namespace": "",
-            },
+            **bare_demo_pair(),
         },
     }
 

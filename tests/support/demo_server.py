@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -56,6 +58,24 @@ def create_server(instance: str = "demo") -> MCPServer:
         return f"Hello {name}, from {instance}"
 
     return server
+
+
+def bare_demo_pair() -> dict[str, dict[str, Any]]:
+    """Config entries for two demo servers sharing bare names: embedded (priority 100) and stdio (10)."""
+    return {
+        "demo": {
+            "transport": "embedded",
+            "module": "support.demo_server:create_server",
+            "options": {"instance": "embedded"},
+            "namespace": "",
+        },
+        "demo_stdio": {
+            "command": sys.executable,
+            "args": ["-m", "support.demo_server", "stdio-demo"],
+            "env": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            "namespace": "",
+        },
+    }
 
 
 if __name__ == "__main__":
