@@ -119,11 +119,26 @@ class PolicyResolver:
         self.catalog = catalog
         self._settings = settings  # read per call: a reloaded config takes effect at once
         self._memo: dict[str, tuple[CatalogTool, ServerConfig | None, GatewaySettings, ToolPolicy]] = {}
+        self._timeouts_memo: dict[str, tuple[CatalogTool, tuple[Any, ...], dict[str, float]]] = {}
 
     def candidate_timeouts(self, entry: CatalogTool) -> dict[str, float]:
-        """Each candidate server's own call timeout, by server name (fallback gives each its full time)."""
+        """Each candidate server's own call timeout, by server name (fallback gives each its full time).
+
+        Memoised like `resolve`: recomputed only when the entry, a candidate's config or the
+        gateway settings object changed (a reload replaces them, so identity is enough).
+        """
         settings = self._settings()
-        return {route.upstream.name: candidate_timeout(route, settings) for route in entry.candidates}
+        configs = (settings, *(route.upstream.config for route in entry.candidates))
+        memo = self._timeouts_memo.get(entry.name)
+        if (
+            memo is not None
+            and memo[0] is entry
+            and all(a is b for a, b in zip(memo[1], configs, strict=True))
+        ):
+            return memo[2]
+        timeouts = {route.upstream.name: candidate_timeout(route, settings) for route in entry.candidates}
+        self._timeouts_memo[entry.name] = (entry, configs, timeouts)
+        return timeouts
 
     def resolve(self, name: str) -> ToolPolicy | None:
         """The policy of exposed tool `name`, or None when no such tool is listed now."""
