@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import httpx2
 import typer
 
-DEFAULT_URL = "http://127.0.0.1:8787"
+from mcp_nexus.admin_client import DEFAULT_URL, AdminClient, AdminError
 
 app = typer.Typer(help="The result cache of a running gateway.", no_args_is_help=True)
 
-UrlOption = Annotated[str, typer.Option("--url", help="The gateway's base URL.")]
+UrlOption = Annotated[
+    str, typer.Option("--url", envvar="NEXUS_URL", help="The gateway's base URL (default: $NEXUS_URL or local).")
+]
 TokenOption = Annotated[
     str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
 ]
@@ -22,23 +23,12 @@ def _group() -> None:
     """Keeps `clear` a subcommand even while it is the only one."""
 
 
-def _request(method: str, url: str, token: str | None, body: dict[str, Any] | None = None) -> Any:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+def _request(method: str, url: str, path: str, token: str | None, body: dict[str, Any] | None = None) -> Any:
     try:
-        response = httpx2.request(method, url, json=body, headers=headers, timeout=10)
-    except httpx2.HTTPError as exc:
-        typer.echo(f"error: cannot reach the gateway at {url}: {exc}", err=True)
+        return AdminClient(url, token, timeout=10).request(method, path, body)
+    except AdminError as exc:
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
-    if response.status_code in (401, 403):
-        typer.echo(
-            f"error: the gateway refused the request ({response.status_code}): set --token or NEXUS_TOKEN",
-            err=True,
-        )
-        raise typer.Exit(1)
-    if response.status_code != 200:
-        typer.echo(f"error: the gateway answered {response.status_code}: {response.text[:500]}", err=True)
-        raise typer.Exit(1)
-    return response.json()
 
 
 @app.command()
@@ -48,7 +38,7 @@ def clear(
     token: TokenOption = None,
 ) -> None:
     """Drop cached results (of one tool, or all)."""
-    answer = _request("POST", url.rstrip("/") + "/api/cache/clear", token, {"tool": tool} if tool else {})
+    answer = _request("POST", url, "/api/cache/clear", token, {"tool": tool} if tool else {})
     what = f" of {tool}" if tool else ""
     typer.echo(f"cleared {answer['cleared']} cached results{what}; {answer['entries']} left")
 
@@ -56,7 +46,7 @@ def clear(
 @app.command()
 def stats(url: UrlOption = DEFAULT_URL, token: TokenOption = None) -> None:
     """Show entries, bytes and per-tool hits and misses."""
-    answer = _request("GET", url.rstrip("/") + "/api/cache", token)
+    answer = _request("GET", url, "/api/cache", token)
     typer.echo(f"{answer['entries']} entries, {answer['bytes']} bytes, {answer['evictions']} evicted")
     for name, counts in answer["tools"].items():
         typer.echo(f"  {name}: {counts['hits']} hits, {counts['misses']} misses, {counts['merged']} merged")

@@ -7,37 +7,29 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
-from mcp_nexus.pipeline.call import Caller, Middleware, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
-from mcp_nexus.pipeline.errors import GatewayError, NotFoundError, UnavailableError
-from mcp_nexus.pipeline.governance import governance_steps
+from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
+from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
+from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
-from mcp_nexus.upstream.upstream import (
-    CAPABILITIES_OVERRIDE_KEY,
-    ServerRequestForwarder,
-    Upstream,
-    UpstreamUnavailable,
-)
+from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
-
-ResultT = TypeVar("ResultT", bound=BaseModel)
 
 ListChangeListener = Callable[[str], None]
 """Called with "tools", "resources" or "prompts" when that aggregated list changed, or
@@ -93,86 +85,20 @@ class ReloadReport:
         return "; ".join(parts) or "nothing changed"
 
 
-class DownstreamForwarder(ServerRequestForwarder):
-    """Sends an upstream's sampling/elicitation requests to the client whose call is in flight there."""
-
-    @staticmethod
-    def _session(upstream: Upstream) -> Any:
-        for caller in reversed(upstream.active_callers):
-            if getattr(caller.session, "can_send_request", False):
-                return caller.session
-        return None
-
-    async def log(self, upstream: Upstream, params: types.LoggingMessageNotificationParams) -> None:
-        logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
-        if not upstream.active_callers:
-            return
-        caller = upstream.active_callers[-1]
-        try:
-            await caller.session.send_log_message(
-                params.level, params.data, params.logger, related_request_id=caller.request_id
-            )
-        except Exception as exc:  # the caller may be gone; a log line is never worth an error
-            logger.debug("could not relay a log message from %s: %s", upstream.name, exc)
-
-    async def _relay(
-        self, upstream: Upstream, request: Any, result_type: type[ResultT]
-    ) -> ResultT | types.ErrorData | None:
-        """Send a server-to-client request to the caller in flight on `upstream`; None if there is none."""
-        session = self._session(upstream)
-        if session is None:
-            return None
-        try:
-            result: ResultT = await session.send_request(request, result_type)
-            return result
-        except MCPError as exc:
-            return exc.error
-
-    async def sampling(
-        self, upstream: Upstream, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-        relayed = await self._relay(
-            upstream, types.CreateMessageRequest(params=params), types.CreateMessageResult
-        )
-        return relayed if relayed is not None else await super().sampling(upstream, params)
-
-    async def elicitation(
-        self, upstream: Upstream, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        relayed = await self._relay(upstream, types.ElicitRequest(params=params), types.ElicitResult)
-        return relayed if relayed is not None else await super().elicitation(upstream, params)
-
-
-@dataclass(frozen=True)
-class InputRound:
-    """A 2026-07-28 caller's retry state for prompts/get and resources/read (SEP-2322)."""
-
-    input_responses: Any = None
-    request_state: str | None = None
-    client_capabilities: dict[str, Any] | None = None
-
-    def meta(self) -> dict[str, Any] | None:
-        if self.client_capabilities is None:
-            return None
-        return {CAPABILITIES_OVERRIDE_KEY: self.client_capabilities}
-
-
 class Gateway:
+    """Upstreams, catalog, governance and pipelines of one configuration, and the operations frontends use."""
+
     def __init__(self, config: NexusConfig, *, extra_steps: list[Middleware] | None = None) -> None:
         self.config = config
         self.catalog = Catalog(separator=config.gateway.name_separator)
-        self.forwarder = DownstreamForwarder()
-        self.upstreams: dict[str, Upstream] = {
-            name: Upstream(server, on_change=self._on_upstream_change, forwarder=self.forwarder)
-            for name, server in config.servers.items()
-        }
+        self.relay = CallerRelay()
+        self.upstreams: dict[str, Upstream] = {name: self._new_upstream(server) for name, server in config.servers.items()}
         # One supervisor per upstream: restart policy and health checks (upstream/supervisor.py).
         self.supervisors: dict[str, Supervisor] = {
             name: Supervisor(upstream, startup_timeout=config.gateway.startup_timeout)
             for name, upstream in self.upstreams.items()
         }
-        self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the CLI)
-        # Listener lists and flags first: building the governance steps registers listeners.
+        self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the runtime)
         self._listeners: list[ListChangeListener] = []
         # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
@@ -181,10 +107,16 @@ class Gateway:
         self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
+        self._starts: set[asyncio.Task[None]] = set()
+        self.governance = Governance.build(config, self.catalog, lambda: self.config, self.upstreams)
+        for tool in self.governance.local_tools:
+            self.catalog.local_tools[tool.name] = tool
+        self.add_state_listener(self.governance.on_upstream_state)
+        self.add_config_listener(self.governance.on_config)
         self.metrics = MetricsStep()
-        self.pipeline = Pipeline(
-            [self.metrics, *governance_steps(self), *(extra_steps or [])], RouteStep(self.catalog)
-        )
+        route = RouteStep(self.catalog, input_answerer)
+        self.pipeline = Pipeline([self.metrics, *self.governance.tool_steps, *(extra_steps or [])], route)
+        self.requests = Pipeline([self.metrics, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
         self._draining = False
         self._in_flight = 0
@@ -192,14 +124,20 @@ class Gateway:
         self._idle.set()
         self.started_at = time.time()
 
+    def _new_upstream(self, server: Any) -> Upstream:
+        return Upstream(server, on_change=self._on_upstream_change, relay=self.relay)
+
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def start(self, on_progress: StartProgress | None = None) -> None:
+    async def start(self, on_progress: StartProgress | None = None, *, wait: bool = True) -> None:
         """Start every enabled, auto-starting server concurrently; a failure is recorded, never raised.
 
-        A server that fails here is retried in the background by its supervisor (when its
-        restart policy allows), so a slow or broken server never holds the others back.
+        With `wait=False` this returns at once: each server joins the catalog when it is READY
+        (announced as tools/list_changed), so serving never waits for a slow server. A server
+        that fails is retried in the background by its supervisor when its policy allows.
         """
+        self._started = True
+        self._rebuild()
 
         async def start_one(name: str) -> None:
             upstream = self.upstreams[name]
@@ -208,13 +146,20 @@ class Gateway:
             if on_progress is not None:
                 on_progress(upstream)
 
-        await asyncio.gather(*(start_one(name) for name in list(self.upstreams)))
-        self._started = True
-        self._rebuild()
+        starts = [asyncio.ensure_future(start_one(name)) for name in list(self.upstreams)]
+        for task in starts:
+            self._starts.add(task)
+            task.add_done_callback(self._starts.discard)
+        if wait:
+            await asyncio.gather(*starts)
+            self._rebuild()
 
     async def stop(self) -> None:
-        """Stop every server (children reaped, sessions closed); restarts and health checks end first."""
+        """Stop every server (children reaped, sessions closed); starts in progress are cancelled first."""
         await asyncio.gather(*(s.close() for s in self.supervisors.values()))
+        for task in list(self._starts):
+            task.cancel()
+        await asyncio.gather(*self._starts, return_exceptions=True)
 
     async def drain(self, grace: float | None = None) -> int:
         """Refuse new calls and wait up to `grace` seconds for those in flight; returns how many remain."""
@@ -333,9 +278,7 @@ class Gateway:
                     await supervisor.stop(reason="disabled in config")
 
             async def add(name: str) -> None:
-                upstream = Upstream(
-                    new.servers[name], on_change=self._on_upstream_change, forwarder=self.forwarder
-                )
+                upstream = self._new_upstream(new.servers[name])
                 self.upstreams[name] = upstream
                 supervisor = self.supervisors[name] = Supervisor(
                     upstream, startup_timeout=new.gateway.startup_timeout
@@ -409,7 +352,13 @@ class Gateway:
         if kind.startswith("resource_updated:"):
             self._emit(kind)
             return
-        if not self._started or self._rebuild_pending:
+        if not self._started:
+            return
+        if kind == "state":
+            # At once: a caller waiting for this server to become READY looks its tools up next.
+            self._rebuild()
+            return
+        if self._rebuild_pending:
             return
         # Coalesce bursts (a server announcing tools, resources and prompts at once) into one rebuild.
         self._rebuild_pending = True
@@ -422,6 +371,18 @@ class Gateway:
 
     # -- the operations frontends use ------------------------------------------------------
 
+    async def _run(self, pipeline: Pipeline, call: ToolCall) -> Any:
+        if self._draining:
+            raise UnavailableError("the gateway is shutting down: no new calls", data={"name": call.name})
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await pipeline(call)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()
+
     async def call_tool(
         self,
         name: str,
@@ -430,22 +391,11 @@ class Gateway:
         caller: Caller | None = None,
         progress: ProgressFnT | None = None,
         meta: dict[str, Any] | None = None,
-        input_responses: dict[str, Any] | None = None,
-        request_state: str | None = None,
+        round_: InputRound | None = None,
     ) -> ToolOutcome:
-        if self._draining:
-            raise UnavailableError("the gateway is shutting down: no new calls", data={"tool": name})
-        call = ToolCall(
-            name, arguments or {}, caller or Caller("api"), progress, meta, input_responses, request_state
-        )
-        self._in_flight += 1
-        self._idle.clear()
-        try:
-            return await self.pipeline(call)
-        finally:
-            self._in_flight -= 1
-            if not self._in_flight:
-                self._idle.set()
+        call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta, round_)
+        outcome: ToolOutcome = await self._run(self.pipeline, call)
+        return outcome
 
     async def call_tool_result(
         self, name: str, arguments: dict[str, Any] | None = None, *, caller: Caller | None = None
@@ -456,82 +406,45 @@ class Gateway:
             return outcome
         raise GatewayError(f"tool {name} asked for input this caller cannot give")
 
-    async def read_resource(
-        self, uri: str, round_: InputRound | None = None
-    ) -> types.ReadResourceResult | types.InputRequiredResult:
-        candidates = self.catalog.resource_candidates(uri) or self.catalog.upstreams_with_resources()
-        if not candidates:
-            raise NotFoundError(f"Resource not found: {uri}", data={"uri": uri})
-        last: Exception | None = None
-        for upstream in candidates:
-            try:
-                if round_ is None:
-                    return await upstream.client().read_resource(uri)
-                session: Any = upstream.client().session
-                outcome: types.ReadResourceResult | types.InputRequiredResult = await session.read_resource(
-                    uri,
-                    input_responses=round_.input_responses,
-                    request_state=round_.request_state,
-                    meta=round_.meta(),
-                    allow_input_required=True,
-                )
-                return outcome
-            except MCPError as exc:
-                last = exc
-                if len(candidates) == 1:
-                    raise
-            except UpstreamUnavailable as exc:
-                last = exc
-        if isinstance(last, MCPError):
-            raise last
-        raise UnavailableError(f"no server could read {uri}: {last}", data={"uri": uri})
+    async def _request(
+        self, method: Method, name: str, arguments: dict[str, Any], caller: Caller | None, round_: InputRound | None
+    ) -> Any:
+        call = ToolCall(name, arguments, caller or Caller("api"), round=round_, method=method)
+        return await self._run(self.requests, call)
 
-    def _prompt_route(self, name: str) -> tuple[Upstream, str]:
-        routes = self.catalog.prompts.get(name)
-        if not routes:
-            raise NotFoundError(f"Unknown prompt: {name}", data={"prompt": name})
-        for route in routes:
-            if route.upstream.is_ready:
-                return route.upstream, route.prompt.name
-        raise UnavailableError(f"no ready server has prompt {name}", data={"prompt": name})
+    async def read_resource(
+        self, uri: str, *, caller: Caller | None = None, round_: InputRound | None = None
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        result: types.ReadResourceResult | types.InputRequiredResult = await self._request(
+            "resources/read", uri, {}, caller, round_
+        )
+        return result
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None, round_: InputRound | None = None
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        caller: Caller | None = None,
+        round_: InputRound | None = None,
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        upstream, original = self._prompt_route(name)
-        if round_ is None:
-            return await upstream.client().get_prompt(original, arguments)
-        session: Any = upstream.client().session
-        outcome: types.GetPromptResult | types.InputRequiredResult = await session.get_prompt(
-            original,
-            arguments,
-            input_responses=round_.input_responses,
-            request_state=round_.request_state,
-            meta=round_.meta(),
-            allow_input_required=True,
+        result: types.GetPromptResult | types.InputRequiredResult = await self._request(
+            "prompts/get", name, dict(arguments or {}), caller, round_
         )
-        return outcome
+        return result
 
     async def complete(
         self,
         ref: types.PromptReference | types.ResourceTemplateReference,
         argument: dict[str, str],
         context_arguments: dict[str, str] | None = None,
+        *,
+        caller: Caller | None = None,
     ) -> types.CompleteResult:
-        if isinstance(ref, types.PromptReference):
-            upstream, original = self._prompt_route(ref.name)
-            target_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
-                update={"name": original}
-            )
-        else:
-            owners = [r.upstream for r in self.catalog.templates if r.template.uri_template == ref.uri]
-            if not owners:
-                return types.CompleteResult(completion=types.Completion(values=[]))
-            upstream, target_ref = owners[0], ref
-        client = upstream.client()
-        if client.server_capabilities.completions is None:
-            return types.CompleteResult(completion=types.Completion(values=[]))
-        return await client.complete(target_ref, argument, context_arguments)
+        name = ref.name if isinstance(ref, types.PromptReference) else ref.uri
+        arguments = {"ref": ref, "argument": argument, "context": context_arguments}
+        result: types.CompleteResult = await self._request("completion/complete", name, arguments, caller, None)
+        return result
 
     async def subscribe(self, uri: str) -> None:
         await self._subscription(uri, subscribe=True)
@@ -547,8 +460,6 @@ class Gateway:
             if upstream.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 # 2026-07-28 has no resources/subscribe: updates ride the upstream's listen stream.
                 await upstream.watch_resource(uri, subscribe)
-            elif subscribe:
-                await upstream.client().subscribe_resource(uri)
             else:
-                await upstream.client().unsubscribe_resource(uri)
+                await upstream.session().subscribe(uri, subscribe)
             return

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from mcp_nexus.cache_cli import app as cache_cli
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.governance import governance_of
 from support.governance_gateway import document, embedded, started, stdio, text
 
 
@@ -47,7 +46,7 @@ async def test_ttl_levels_hits_misses_and_counters(tmp_path: Path) -> None:
         assert text(await gw.call_tool("gov.stamp_args", {"a": "x"})) == "gov:a=x:b=:1"
         await asyncio.sleep(0.4)
         assert text(await gw.call_tool("gov.stamp_args", {"a": "x"})) == "gov:a=x:b=:2"
-        counters = governance_of(gw).cache.counters
+        counters = gw.governance.cache.counters
         assert (counters["gov.stamp"].hits, counters["gov.stamp"].misses) == (1, 2)
         assert (counters["gov.stamp_args"].hits, counters["gov.stamp_args"].misses) == (1, 2)
         assert "plain.stamp" not in counters
@@ -68,8 +67,8 @@ async def test_error_results_are_never_cached(tmp_path: Path) -> None:
         for _ in range(3):
             result = await gw.call_tool("gov.fail", {"reason": "nope"})
             assert result.is_error and "nope" in text(result)
-        assert governance_of(gw).cache.counters["gov.fail"].misses == 3
-        assert governance_of(gw).cache.store.stats().entries == 0
+        assert gw.governance.cache.counters["gov.fail"].misses == 3
+        assert gw.governance.cache.store.stats().entries == 0
 
 
 async def test_identical_calls_in_flight_make_one_upstream_call(tmp_path: Path) -> None:
@@ -82,7 +81,7 @@ async def test_identical_calls_in_flight_make_one_upstream_call(tmp_path: Path) 
         texts = [text(r) for r in results]
         assert len(set(texts[:5])) == 1  # one answer shared by the five
         assert texts[5] != texts[0]
-        counters = governance_of(gw).cache.counters["gov.slow_stamp"]
+        counters = gw.governance.cache.counters["gov.slow_stamp"]
         assert (counters.misses, counters.merged) == (2, 4)
 
 
@@ -94,7 +93,7 @@ async def test_cache_is_shared_across_frontends_and_bounded(tmp_path: Path) -> N
         assert hit.meta and hit.meta["nexus/cache"] == "hit"
         for i in range(5):
             await gw.call_tool("gov.stamp", {"key": str(i)})
-        stats = governance_of(gw).cache.store.stats()
+        stats = gw.governance.cache.store.stats()
         assert stats.entries == 3 and stats.evictions == 3
 
 
@@ -112,7 +111,7 @@ async def test_server_restart_invalidates_its_entries(tmp_path: Path) -> None:
             await asyncio.sleep(0.02)
         # a fresh process counts from 1 again: the old answer was not served
         assert text(await gw.call_tool("gov.stamp", {"key": "k"})) == "gov:k:1"
-        assert governance_of(gw).cache.counters["gov.stamp"].misses == 2
+        assert gw.governance.cache.counters["gov.stamp"].misses == 2
         hit = await gw.call_tool("keep.stamp", {"key": "k"})
         assert hit.meta and hit.meta["nexus/cache"] == "hit"  # other servers keep theirs
 
@@ -130,7 +129,7 @@ async def test_admin_endpoint_and_cli_clear_the_cache(tmp_path: Path, unused_tcp
             assert answer.status_code == 200 and answer.json()["cleared"] == 1
             bad = await client.post("/api/cache/clear", json={"tool": 5})
             assert bad.status_code == 400 and "tool" in bad.json()["error"]
-        assert governance_of(gw).cache.store.stats().entries == 2
+        assert gw.governance.cache.store.stats().entries == 2
 
         server = uvicorn.Server(
             uvicorn.Config(app, host="127.0.0.1", port=unused_tcp_port, log_level="warning")
@@ -148,7 +147,7 @@ async def test_admin_endpoint_and_cli_clear_the_cache(tmp_path: Path, unused_tcp
         finally:
             server.should_exit = True
             await serving
-        assert governance_of(gw).cache.store.stats().entries == 0
+        assert gw.governance.cache.store.stats().entries == 0
 
 
 def test_cli_reports_an_unreachable_gateway(unused_tcp_port: int) -> None:

@@ -12,7 +12,6 @@ from mcp import Client
 
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.governance import governance_of
 from support.governance_gateway import counts, document, embedded, started, stdio, text
 
 ALERT = re.compile(
@@ -101,7 +100,7 @@ async def test_sandbox_missing_keeps_the_tool_listed_with_a_clear_error(
 async def test_offload_off_everywhere_lists_no_sandbox(tmp_path: Path) -> None:
     async with started(document(tmp_path, {"gov": embedded(rate_limit=None)}, offload_threshold=None)) as gw:
         assert "python_sandbox" not in gw.catalog.tools
-        assert governance_of(gw).offloader is None
+        assert gw.governance.offloader is None
         assert text(await gw.call_tool("gov.big_list", {"items": 400})).startswith("[")
     assert not any(tmp_path.iterdir())  # nothing was written
 

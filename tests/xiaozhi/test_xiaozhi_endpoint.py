@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from mcp_nexus.catalog.local_tools import LocalTool
-from mcp_nexus.frontends.xiaozhi.bridge import apply_result_limit
+from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.gateway import Gateway
 from support.fake_xiaozhi import FakeXiaozhiEndpoint
 from support.governance_server import SLEEP_EVENTS
@@ -289,6 +289,9 @@ async def test_third_party_time_server_through_the_endpoint(gateway: Gateway) ->
 
 
 async def test_result_limit_bytes_sets_the_xiaozhi_size_limit(gateway: Gateway) -> None:
+    # The config is the one source of the limit: the section's own spelling wins for "xiaozhi".
+    original = gateway.config
+    gateway.config = original.model_copy(update={"xiaozhi": XiaozhiSettings(result_limit_bytes=400)})
     try:
         async with (
             FakeXiaozhiEndpoint() as fake,
@@ -300,7 +303,7 @@ async def test_result_limit_bytes_sets_the_xiaozhi_size_limit(gateway: Gateway) 
             long_text = text_of(await session.call_tool("gov_wide_text", {"chars": 600}))
             assert len(long_text.encode()) <= 400
     finally:
-        apply_result_limit(gateway, 1024)  # the gateway is shared by this module's tests
+        gateway.config = original  # the gateway is shared by this module's tests
 
 
 async def test_unanswered_websocket_pings_end_the_socket_and_it_is_redialled(gateway: Gateway) -> None:

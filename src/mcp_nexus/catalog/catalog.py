@@ -71,14 +71,18 @@ class Catalog:
         self.prompts: dict[str, list[PromptRoute]] = {}
         self.prompt_list: list[types.Prompt] = []
         self.local_tools: dict[str, LocalTool] = {}
+        self.upstreams: list[Upstream] = []  # every configured server, ready or not
+        self.offline: dict[str, Upstream] = {}  # exposed tool names of servers that are down now
         self.tools_signature = ""
         self.resources_signature = ""
         self.prompts_signature = ""
 
     def rebuild(self, upstreams: Iterable[Upstream]) -> set[str]:
         """Recompute everything from the ready upstreams; returns which lists changed."""
-        ready = [u for u in _by_priority(upstreams) if u.is_ready]
+        self.upstreams = _by_priority(upstreams)
+        ready = [u for u in self.upstreams if u.is_ready]
         self._build_tools(ready)
+        self._build_offline()
         self._build_resources(ready)
         self._build_prompts(ready)
         changed = set()
@@ -115,6 +119,37 @@ class Catalog:
             tools[name] = CatalogTool(name, exposed, tuple(candidates))
         self.tools = tools
         self.tool_list = [entry.tool for entry in tools.values()]
+
+    def _build_offline(self) -> None:
+        offline: dict[str, Upstream] = {}
+        for upstream in self.upstreams:
+            if upstream.is_ready:
+                continue
+            config = upstream.config
+            for tool in upstream.tools:  # what it offered when it last ran
+                if is_allowed(tool.name, config.tools):
+                    name = exposed_name(config.effective_namespace, tool.name, self.separator)
+                    if name not in self.tools:
+                        offline.setdefault(name, upstream)
+        self.offline = offline
+
+    def offline_owner(self, name: str) -> Upstream | None:
+        """The down server that offered `name` when it last ran (for a clear "unavailable" answer)."""
+        return self.offline.get(name)
+
+    def connecting_owners(self, name: str) -> list[Upstream]:
+        """Servers still connecting that may turn out to offer `name` (by namespace or declared tools)."""
+        owners = []
+        for upstream in self.upstreams:
+            if not upstream.connecting:
+                continue
+            namespace = upstream.config.effective_namespace
+            if namespace:
+                if name.startswith(namespace + self.separator):
+                    owners.append(upstream)
+            elif is_allowed(name, upstream.config.tools):
+                owners.append(upstream)
+        return owners
 
     def _build_resources(self, ready: list[Upstream]) -> None:
         by_uri: dict[str, list[Upstream]] = {}

@@ -244,6 +244,14 @@ class NexusConfig(_Strict):
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
     source_format: str = "nexus"
 
+    def result_limits(self) -> dict[str, int]:
+        """Max result bytes per frontend: `gateway.result_limits`, with the Xiaozhi section's own
+        spelling (`xiaozhi.result_limit_bytes`) winning for "xiaozhi" when it is set."""
+        limits = dict(self.gateway.result_limits)
+        if self.xiaozhi.result_limit_bytes is not None:
+            limits["xiaozhi"] = self.xiaozhi.result_limit_bytes
+        return limits
+
     @model_validator(mode="after")
     def _check_names(self) -> NexusConfig:
         for key, server in self.servers.items():

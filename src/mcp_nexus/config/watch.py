@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import watchfiles
 
@@ -18,8 +18,11 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 
-if TYPE_CHECKING:
-    from mcp_nexus.gateway import Gateway, ReloadReport
+
+class Reloadable(Protocol):
+    """What a watcher applies a new config to (the gateway), seen from below it."""
+
+    async def reload(self, new: NexusConfig) -> Any: ...
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +48,7 @@ class ConfigSource:
             self.adjust(config)
         return config
 
-    async def reload(self, gateway: Gateway) -> ReloadReport:
+    async def reload(self, gateway: Reloadable) -> Any:
         """Load the file and apply it to `gateway` (ConfigError leaves the gateway as it was)."""
         config = await asyncio.to_thread(self.load)
         return await gateway.reload(config)
@@ -55,7 +58,7 @@ class ConfigWatcher:
     """Applies every saved change of `source` to `gateway` until `stop()`."""
 
     def __init__(
-        self, source: ConfigSource, gateway: Gateway, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS
+        self, source: ConfigSource, gateway: Reloadable, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS
     ) -> None:
         self.source = source
         self.gateway = gateway

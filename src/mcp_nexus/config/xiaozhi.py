@@ -111,7 +111,9 @@ class XiaozhiSettings(Reconnect):
     endpoints: list[str] = Field(
         default_factory=list, repr=False, description="wss://.../mcp/?token=... (secret)"
     )
-    result_limit_bytes: int = Field(default=1024, ge=64, description="max bytes of one tool result")
+    result_limit_bytes: int | None = Field(
+        default=None, ge=64, description="max bytes of one tool result (default: gateway.result_limits.xiaozhi)"
+    )
     tools: ToolFilter = Field(default_factory=ToolFilter)
     ping_interval: float = Field(default=25.0, gt=0, description="seconds between WebSocket pings")
     ping_timeout: float = Field(

@@ -84,6 +84,23 @@ def frontend_status(gateway: Gateway) -> dict[str, Any]:
     return {name: provider() for name, provider in gateway.status_providers.items()}
 
 
+def tool_rows(gateway: Gateway) -> list[dict[str, Any]]:
+    """One row per exposed tool: its server, fallbacks, description and input schema."""
+    rows = []
+    for name, entry in gateway.catalog.tools.items():
+        candidates = [route.upstream.name for route in entry.candidates]
+        rows.append(
+            {
+                "name": name,
+                "server": candidates[0] if candidates else "nexus",
+                "fallbacks": candidates[1:],
+                "description": entry.tool.description or "",
+                "input_schema": entry.tool.input_schema,
+            }
+        )
+    return rows
+
+
 def admin_routes(gateway: Gateway) -> list[Route]:
     async def list_servers(request: Request) -> JSONResponse:
         return JSONResponse(
@@ -126,19 +143,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
         return JSONResponse(server_status(gateway.supervisors[name], history=False))
 
     async def list_tools(request: Request) -> JSONResponse:
-        rows = []
-        for name, entry in gateway.catalog.tools.items():
-            candidates = [route.upstream.name for route in entry.candidates]
-            rows.append(
-                {
-                    "name": name,
-                    "server": candidates[0] if candidates else "nexus",
-                    "fallbacks": candidates[1:],
-                    "description": entry.tool.description or "",
-                    "input_schema": entry.tool.input_schema,
-                }
-            )
-        return JSONResponse({"tools": rows})
+        return JSONResponse({"tools": tool_rows(gateway)})
 
     async def call_tool(request: Request) -> JSONResponse:
         name = request.path_params["name"]

@@ -14,7 +14,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.governance import governance_of
 
 
 def _bad(message: str) -> JSONResponse:
@@ -33,12 +32,12 @@ def cache_routes(gateway: Gateway) -> list[Route]:
         tool = body.get("tool")
         if tool is not None and not isinstance(tool, str):
             return _bad(f"'tool' must be a string naming an exposed tool, got {tool!r}")
-        cache = governance_of(gateway).cache
+        cache = gateway.governance.cache
         cleared = await cache.clear(tool)
         return JSONResponse({"cleared": cleared, "tool": tool, "entries": cache.store.stats().entries})
 
     async def show(request: Request) -> JSONResponse:
-        cache = governance_of(gateway).cache
+        cache = gateway.governance.cache
         stats = cache.store.stats()
         return JSONResponse(
             {

@@ -30,8 +30,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
-from mcp_nexus.gateway import Gateway, InputRound
-from mcp_nexus.pipeline.call import Caller
+from mcp_nexus._sdk_seams import caller_wants_progress, connection_of
+from mcp_nexus.gateway import Gateway
+from mcp_nexus.pipeline.call import Caller, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
 
 logger = logging.getLogger(__name__)
@@ -74,23 +75,6 @@ def _list_cache_hints(ttl_seconds: float) -> dict[CacheableMethod, CacheHint]:
         "resources/list": hint,
         "resources/templates/list": hint,
     }
-
-
-def _caller_wants_progress(session: Any) -> bool:
-    """Whether the caller asked for progress; only then do we ask the upstream for it.
-
-    The SDK keeps this on the request's dispatch context: a progress token on the JSON-RPC
-    path, a callback on the in-process path. Unknown shapes count as "yes" (safe default).
-    """
-    outbound = getattr(session, "_request_outbound", None)
-    if outbound is None:
-        return True
-    if hasattr(outbound, "_progress_token") or hasattr(outbound, "_on_progress"):
-        return (
-            getattr(outbound, "_progress_token", None) is not None
-            or getattr(outbound, "_on_progress", None) is not None
-        )
-    return True
 
 
 def _as_mcp_error(exc: GatewayError) -> MCPError:
@@ -142,9 +126,8 @@ class McpFrontend:
     async def _track_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        connection = getattr(ctx.session, "_connection", None)  # the SDK exposes no public handle
-        if connection is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._connections.add(connection)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._connections.add(connection_of(ctx.session))
         return await call_next(ctx)
 
     def _on_gateway_change(self, kind: str) -> None:
@@ -175,18 +158,12 @@ class McpFrontend:
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.gateway.catalog.tool_list)
 
-    async def _call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    def caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        """Who is calling: this frontend, the client's name and capabilities, its session for relays."""
         session = ctx.session
-        wants_progress = _caller_wants_progress(session)
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await session.report_progress(value, total, message)
-
         client_info = session.client_params.client_info.name if session.client_params else None
         capabilities = session.client_capabilities
-        caller = Caller(
+        return Caller(
             self.frontend,
             client_info,
             session,
@@ -194,14 +171,22 @@ class McpFrontend:
             capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
             ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
         )
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        session = ctx.session
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await session.report_progress(value, total, message)
+
         try:
             return await self.gateway.call_tool(
                 params.name,
                 params.arguments,
-                caller=caller,
-                progress=cast(ProgressFnT, progress) if wants_progress else None,
-                input_responses=cast(dict[str, Any] | None, params.input_responses),
-                request_state=params.request_state,
+                caller=self.caller(ctx),
+                progress=cast(ProgressFnT, progress) if caller_wants_progress(ctx) else None,
+                round_=_round(ctx, params),
             )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
@@ -220,41 +205,25 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
         try:
-            return await self.gateway.read_resource(str(params.uri), self._input_round(ctx, params))
+            return await self.gateway.read_resource(
+                str(params.uri), caller=self.caller(ctx), round_=_round(ctx, params)
+            )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
 
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        connection = getattr(ctx.session, "_connection", None)
-        if connection is not None:
-            connection.state.setdefault("nexus_subscriptions", set()).add(str(params.uri))
+        connection_of(ctx.session).state.setdefault("nexus_subscriptions", set()).add(str(params.uri))
         await self.gateway.subscribe(str(params.uri))
         return types.EmptyResult()
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        connection = getattr(ctx.session, "_connection", None)
-        if connection is not None:
-            connection.state.setdefault("nexus_subscriptions", set()).discard(str(params.uri))
+        connection_of(ctx.session).state.setdefault("nexus_subscriptions", set()).discard(str(params.uri))
         await self.gateway.unsubscribe(str(params.uri))
         return types.EmptyResult()
-
-    @staticmethod
-    def _input_round(ctx: ServerRequestContext[Any, Any], params: Any) -> InputRound | None:
-        """For a 2026-07-28 caller: its answers so far, and the promise to take questions back as results."""
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return None
-        capabilities = ctx.session.client_capabilities
-        return InputRound(
-            input_responses=getattr(params, "input_responses", None),
-            request_state=getattr(params, "request_state", None),
-            client_capabilities=capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if capabilities
-            else {},
-        )
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -266,7 +235,7 @@ class McpFrontend:
     ) -> types.GetPromptResult | types.InputRequiredResult:
         try:
             return await self.gateway.get_prompt(
-                params.name, params.arguments, self._input_round(ctx, params)
+                params.name, params.arguments, caller=self.caller(ctx), round_=_round(ctx, params)
             )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
@@ -277,7 +246,7 @@ class McpFrontend:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context else None
         try:
-            return await self.gateway.complete(params.ref, argument, context)
+            return await self.gateway.complete(params.ref, argument, context, caller=self.caller(ctx))
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
 
@@ -285,3 +254,14 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
         return types.EmptyResult()
+
+
+def _round(ctx: ServerRequestContext[Any, Any], params: Any) -> InputRound | None:
+    """A 2026-07-28 caller's answers so far (SEP-2322); None on a first call or a handshake-era one."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    responses = getattr(params, "input_responses", None)
+    state = getattr(params, "request_state", None)
+    if responses is None and state is None:
+        return None
+    return InputRound(cast(dict[str, Any] | None, responses), state)

@@ -69,7 +69,7 @@ class CacheStep:
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         policy = self.policies.resolve(call.name)
-        if policy is None or policy.cache_ttl <= 0 or call.input_responses or call.request_state:
+        if policy is None or policy.cache_ttl <= 0 or call.round is not None:
             return await call_next(call)
         try:
             key = cache_key(call.name, call.arguments)
@@ -80,7 +80,7 @@ class CacheStep:
             cached = await self.store.get(key)
             if isinstance(cached, StoredResult) and await self._fresh(cached):
                 counters.hits += 1
-                call.notes["cache"] = "hit"
+                call.cache = "hit"
                 return _as_hit(cached.result)
             pending = self._in_flight.get(key)
             if pending is None:
@@ -93,12 +93,12 @@ class CacheStep:
                 continue  # the leader was cancelled: try again (a new leader may take over)
             if isinstance(outcome, types.CallToolResult):
                 counters.merged += 1
-                call.notes["cache"] = "merged"
+                call.cache = "merged"
                 return _as_hit(outcome)
             # An input request belongs to the leader's caller: this one asks for itself.
             return await call_next(call)
         counters.misses += 1
-        call.notes["cache"] = "miss"
+        call.cache = "miss"
         future: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
@@ -115,7 +115,7 @@ class CacheStep:
         future.set_result(outcome)
         if isinstance(outcome, types.CallToolResult) and not outcome.is_error:
             size = result_size(call, outcome)
-            server = call.notes.get("server", policy.server)
+            server = call.server or policy.server
             upstream = self.upstreams.get(server) if server else None
             await self.store.set(
                 key,

@@ -1,48 +1,108 @@
-"""The value that travels through the pipeline: one tools/call and who made it."""
+"""The value that travels through the pipeline: one call, who made it, and what steps learned on the way."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import BaseModel
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+Method = Literal["tools/call", "resources/read", "prompts/get", "completion/complete"]
+
+
+class DownstreamPeer(Protocol):
+    """The client a call came from, as far as the gateway needs to reach it back.
+
+    The SDK's `ServerSession` has this shape; so does the stdio frontend's own peer.
+    """
+
+    @property
+    def can_send_request(self) -> bool: ...
+
+    async def send_request(self, request: Any, result_type: type[ResultT]) -> ResultT: ...
+
+    async def send_log_message(
+        self, level: Any, data: Any, logger: str | None = None, related_request_id: Any = None
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Which frontend and client a call came from (for limits, logs and forwarding)."""
+    """Which frontend and client a call came from (for limits, logs, ownership and relaying)."""
 
     frontend: str  # "stdio", "http", "xiaozhi", "api", "cli", "executor", ...
     client: str | None = None
-    session: Any = None  # the downstream ServerSession, when server-initiated requests can reach it
+    peer: DownstreamPeer | None = None  # where server-initiated requests can reach the caller
     request_id: Any = None  # the downstream request id, to scope forwarded notifications to it
     capabilities: dict[str, Any] | None = None  # what the downstream client declared it can do
     modern: bool = False  # the downstream speaks 2026-07-28: input requests travel back as results
 
+    @property
+    def back_channel(self) -> bool:
+        """A handshake-era caller that can answer sampling, elicitation or roots requests."""
+        if self.modern or self.peer is None or not self.peer.can_send_request:
+            return False
+        caps = self.capabilities or {}
+        return any(caps.get(key) is not None for key in ("sampling", "elicitation", "roots"))
+
+    @property
+    def identity(self) -> str:
+        """Who owns what this caller causes (e.g. its offloaded files): frontend and client."""
+        return f"{self.frontend}:{self.client or '-'}"
+
+
+@dataclass(frozen=True, slots=True)
+class InputRound:
+    """A 2026-07-28 caller's answers to the input requests of an earlier round (SEP-2322)."""
+
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+
+
+CacheOutcome = Literal["hit", "merged", "miss"]
+
 
 @dataclass(slots=True)
 class ToolCall:
+    """One request through the pipeline. `method` says which; `name` is the tool, URI, prompt or reference.
+
+    The fields after `round` are what steps share on the way (typed, so a step that reads
+    one finds what the step that wrote it meant).
+    """
+
     name: str
     arguments: dict[str, Any]
     caller: Caller
     progress: ProgressFnT | None = None
     meta: dict[str, Any] | None = None
-    input_responses: dict[str, Any] | None = None  # a 2026-07-28 retry's answers to input requests
-    request_state: str | None = None
-    notes: dict[str, Any] = field(
-        default_factory=dict
-    )  # what steps learn on the way (server, cache hit, ...)
+    round: InputRound | None = None
+    method: Method = "tools/call"
+    # -- learned on the way -----------------------------------------------------------------
+    server: str | None = None  # the server that answered ("nexus" for the gateway's own tools)
+    servers_tried: list[str] = field(default_factory=list)
+    timeout: float | None = None  # seconds per attempt (TimeoutStep)
+    candidate_timeouts: Mapping[str, float] = field(default_factory=dict)  # per server, tried in turn
+    cache: CacheOutcome | None = None
+    retries: int = 0
+    declares_output_schema: bool = False  # replaced results must then be flagged isError
+    measured: tuple[Any, int] | None = None  # (result, bytes): the size of a result, measured once
 
 
 ToolOutcome = types.CallToolResult | types.InputRequiredResult
 """A call ends with the tool's result, or (2026-07-28 callers only) a request for more input."""
 
-CallNext = Callable[[ToolCall], Awaitable[ToolOutcome]]
+CallOutcome = Any
+"""What a non-tool request ends with (ReadResourceResult, GetPromptResult, CompleteResult, InputRequiredResult)."""
+
+CallNext = Callable[[ToolCall], Awaitable[Any]]
 
 
 class Middleware(Protocol):
     """One step of the chain: may answer by itself or pass the call on."""
 
-    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome: ...
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> Any: ...

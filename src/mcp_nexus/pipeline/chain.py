@@ -1,10 +1,11 @@
-"""The middleware chain every tools/call runs through, whatever frontend it came from."""
+"""The middleware chain every call runs through, whatever frontend it came from."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from mcp_nexus.pipeline.call import CallNext, Middleware, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call import CallNext, Middleware, ToolCall
 
 
 class Pipeline:
@@ -21,16 +22,12 @@ class Pipeline:
             handler = _bind(step, handler)
         return handler
 
-    def replace_steps(self, steps: Sequence[Middleware]) -> None:
-        self.steps = list(steps)
-        self._entry = self._compose()
-
-    async def __call__(self, call: ToolCall) -> ToolOutcome:
+    async def __call__(self, call: ToolCall) -> Any:
         return await self._entry(call)
 
 
 def _bind(step: Middleware, call_next: CallNext) -> CallNext:
-    async def run(call: ToolCall) -> ToolOutcome:
+    async def run(call: ToolCall) -> Any:
         return await step(call, call_next)
 
     return run

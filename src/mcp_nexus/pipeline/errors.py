@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from mcp_nexus.jsonrpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcError,
+)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "METHOD_NOT_FOUND", "PARSE_ERROR"]
+
 TIMEOUT = -32001
 PERMISSION_DENIED = -32002
 NOT_FOUND = -32003
 
 
-class GatewayError(Exception):
-    """A failure the gateway reports to the caller as a JSON-RPC error."""
+class GatewayError(JsonRpcError):
+    """A failure the gateway reports to the caller as a JSON-RPC error (code, message, data)."""
 
     code = INTERNAL_ERROR
-
-    def __init__(self, message: str, *, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.data = data or {}
 
 
 class UnknownToolError(GatewayError):

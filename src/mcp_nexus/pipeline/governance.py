@@ -1,6 +1,7 @@
-"""Builds the governance steps from the config, in the order every call goes through them.
+"""The governance steps, built from settings, in the order every call goes through them.
 
-    metrics -> errors -> size limit -> cache -> validate -> rate limit -> offload -> retry -> timeout -> route
+    tools:    metrics -> errors -> size limit -> cache -> validate -> rate limit -> offload -> retry -> timeout -> route
+    requests: metrics -> errors -> timeout -> route          (resources/read, prompts/get, completion/complete)
 
 Why this order (docs/GOVERNANCE.md):
 - errors is outermost so whatever fails below leaves classified, with one data shape;
@@ -9,21 +10,24 @@ Why this order (docs/GOVERNANCE.md):
 - validate before rate limit: a malformed call spends no quota and never reaches a server;
 - offload inside the cache: the cache keeps the small alert, not the large payload;
 - retry outside timeout: every attempt gets the full timeout.
-Called once by `Gateway.__init__`.
+
+Like Starlette's `build_middleware_stack`, each step gets its settings (or a way to read the
+current ones), never the gateway: nothing here imports or calls back into it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
 
+from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.pipeline.cache import CacheStep
 from mcp_nexus.pipeline.call import Middleware
@@ -34,74 +38,15 @@ from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.ratelimit import RateLimitStep
 from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.sandbox_tool import sandbox_tool
-from mcp_nexus.pipeline.size_limit import DEFAULT_RESULT_LIMITS, SizeLimitStep
+from mcp_nexus.pipeline.size_limit import SizeLimitStep
 from mcp_nexus.pipeline.timeout import TimeoutStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.pipeline.validate import ValidateStep
 from mcp_nexus.sandbox import Sandbox
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
-
-if TYPE_CHECKING:
-    from mcp_nexus.gateway import Gateway
-    from mcp_nexus.upstream.upstream import Upstream
+from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Governance:
-    """The live governance parts of one gateway, for admin endpoints, the CLI and tests."""
-
-    policies: PolicyResolver
-    cache: CacheStep
-    rate_limit: RateLimitStep
-    offloader: Offloader | None
-    sandbox: Sandbox | None
-    checker: ToolConfigChecker
-    size_limit: SizeLimitStep
-    retry: RetryStep
-    steps: list[Middleware]
-    attached: bool = False  # listening to upstream state changes
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-
-    def on_upstream_state(self, upstream: Upstream) -> None:
-        """Any state change (restart, crash, stop) invalidates that server's cached results."""
-        self.checker.check(upstream)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._spawn(loop, self.cache.clear_server(upstream.name))
-
-    def on_config(self, old: NexusConfig, new: NexusConfig) -> None:
-        """A reload: servers whose entry changed lose their cached results; gateway settings apply live."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        if old.gateway != new.gateway:  # a reload always builds new objects: compare values
-            settings = new.gateway
-            self.size_limit.limits = {**DEFAULT_RESULT_LIMITS, **settings.result_limits}
-            self.rate_limit.caller_limit = settings.caller_rate_limit
-            self.retry.backoff = settings.retry_backoff
-            self._spawn(loop, self.cache.clear())  # global defaults (TTLs, thresholds) may have changed
-            return
-        for name, server in old.servers.items():
-            if new.servers.get(name) is not server:
-                self._spawn(loop, self.cache.clear_server(name))
-
-    def _spawn(self, loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]) -> None:
-        task = loop.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-
-_GOVERNANCE: weakref.WeakKeyDictionary[Gateway, Governance] = weakref.WeakKeyDictionary()
-
-
-def governance_of(gateway: Gateway) -> Governance:
-    """The governance built for `gateway` (KeyError if it was built without `governance_steps`)."""
-    return _GOVERNANCE[gateway]
 
 
 def offload_enabled(config: NexusConfig) -> bool:
@@ -111,50 +56,110 @@ def offload_enabled(config: NexusConfig) -> bool:
         return True
     for server in config.servers.values():
         levels = [server, *server.tool_config.values()]
-        if any(
-            "offload_threshold" in lv.model_fields_set and lv.offload_threshold is not None for lv in levels
-        ):
+        if any("offload_threshold" in lv.model_fields_set and lv.offload_threshold is not None for lv in levels):
             return True
     return False
 
 
-def governance_steps(gateway: Gateway) -> list[Middleware]:
-    settings = gateway.config.gateway
-    policies = PolicyResolver(gateway.catalog, lambda: gateway.config.gateway)
-    store = MemoryCacheStore(max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes)
-    offloader: Offloader | None = None
-    sandbox: Sandbox | None = None
-    if offload_enabled(gateway.config):
-        path = Path(settings.offload_dir).expanduser() if settings.offload_dir else default_offload_dir()
-        folder = OffloadFolder(path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes)
-        offloader = Offloader(folder)
-        sandbox = Sandbox(
-            path, allow_unsandboxed=settings.allow_unsandboxed, timeout_s=settings.sandbox_timeout
+@dataclass
+class Governance:
+    """The live governance parts of one gateway, for the gateway, admin endpoints, the CLI and tests."""
+
+    policies: PolicyResolver
+    cache: CacheStep
+    rate_limit: RateLimitStep
+    offloader: Offloader | None
+    sandbox: Sandbox | None
+    checker: ToolConfigChecker
+    size_limit: SizeLimitStep
+    retry: RetryStep
+    tool_steps: list[Middleware]
+    request_steps: list[Middleware]
+    local_tools: list[LocalTool]
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @classmethod
+    def build(
+        cls, config: NexusConfig, catalog: Catalog, current: Callable[[], NexusConfig], upstreams: Mapping[str, Upstream]
+    ) -> Governance:
+        """`current` returns the config in force (it changes on reload); `config` is the one to start with."""
+        settings = config.gateway
+        policies = PolicyResolver(catalog, lambda: current().gateway)
+        store = MemoryCacheStore(max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes)
+        offloader: Offloader | None = None
+        sandbox: Sandbox | None = None
+        local_tools: list[LocalTool] = []
+        if offload_enabled(config):
+            path = Path(settings.offload_dir).expanduser() if settings.offload_dir else default_offload_dir()
+            folder = OffloadFolder(path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes)
+            offloader = Offloader(folder)
+            sandbox = Sandbox(path, allow_unsandboxed=settings.allow_unsandboxed, timeout_s=settings.sandbox_timeout)
+            local_tools.append(sandbox_tool(sandbox, folder))
+
+        def still_valid(result: types.CallToolResult) -> bool:
+            name = offloaded_file(result)
+            return name is None or (offloader is not None and offloader.folder.exists(name))
+
+        cache = CacheStep(policies, store, still_valid=still_valid, upstreams=upstreams)
+        rate_limit = RateLimitStep(policies, caller_limit=settings.caller_rate_limit)
+        size_limit = SizeLimitStep(policies, offloader, _memoised_limits(current))
+        retry = RetryStep(policies, backoff=settings.retry_backoff)
+        timeout = TimeoutStep(policies)
+        errors = ErrorStep()
+        tool_steps: list[Middleware] = [errors, size_limit, cache, ValidateStep(catalog), rate_limit]
+        if offloader is not None:
+            tool_steps.append(OffloadStep(policies, offloader))
+        tool_steps += [retry, timeout]
+        return cls(
+            policies,
+            cache,
+            rate_limit,
+            offloader,
+            sandbox,
+            ToolConfigChecker(),
+            size_limit,
+            retry,
+            tool_steps,
+            [errors, timeout],
+            local_tools,
         )
-        gateway.add_local_tool(sandbox_tool(sandbox, folder))
 
-    def still_valid(result: types.CallToolResult) -> bool:
-        name = offloaded_file(result)
-        return name is None or (offloader is not None and offloader.folder.exists(name))
+    def on_upstream_state(self, upstream: Upstream) -> None:
+        """Any state change (restart, crash, stop) invalidates that server's cached results."""
+        self.checker.check(upstream)
+        self._spawn(self.cache.clear_server(upstream.name))
 
-    cache = CacheStep(policies, store, still_valid=still_valid, upstreams=gateway.upstreams)
-    rate_limit = RateLimitStep(policies, caller_limit=settings.caller_rate_limit)
-    size_limit = SizeLimitStep(policies, offloader, settings.result_limits)
-    retry = RetryStep(policies, backoff=settings.retry_backoff)
-    steps: list[Middleware] = [
-        ErrorStep(),
-        size_limit,
-        cache,
-        ValidateStep(gateway.catalog),
-        rate_limit,
-    ]
-    if offloader is not None:
-        steps.append(OffloadStep(policies, offloader))
-    steps += [retry, TimeoutStep(policies)]
-    governance = Governance(
-        policies, cache, rate_limit, offloader, sandbox, ToolConfigChecker(), size_limit, retry, steps
-    )
-    _GOVERNANCE[gateway] = governance
-    gateway.add_state_listener(governance.on_upstream_state)
-    gateway.add_config_listener(governance.on_config)
-    return steps
+    def on_config(self, old: NexusConfig, new: NexusConfig) -> None:
+        """A reload: servers whose entry changed lose their cached results; gateway settings apply live."""
+        if old.gateway != new.gateway:  # a reload always builds new objects: compare values
+            settings = new.gateway
+            self.rate_limit.caller_limit = settings.caller_rate_limit
+            self.retry.backoff = settings.retry_backoff
+            self._spawn(self.cache.clear())  # global defaults (TTLs, thresholds) may have changed
+            return
+        for name, server in old.servers.items():
+            if new.servers.get(name) is not server:
+                self._spawn(self.cache.clear_server(name))
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            work.close()
+            return
+        task = loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _memoised_limits(current: Callable[[], NexusConfig]) -> Callable[[], Mapping[str, int]]:
+    """The per-frontend limits of the config in force, recomputed only when the config object changes."""
+    memo: list[Any] = [None, {}]
+
+    def limits() -> Mapping[str, int]:
+        config = current()
+        if memo[0] is not config:
+            memo[0], memo[1] = config, config.result_limits()
+        return memo[1]  # type: ignore[no-any-return]
+
+    return limits

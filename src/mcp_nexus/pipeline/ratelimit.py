@@ -76,7 +76,7 @@ class RateLimitStep:
         return checks
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
-        if call.input_responses is not None or call.request_state is not None:
+        if call.round is not None:
             return await call_next(call)  # a later round of a call already admitted (2026-07-28)
         checks = self._checks(call)
         if not checks:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import mcp_types as types
 
 from mcp_nexus.pipeline.call import ToolCall
-from mcp_nexus.pipeline.route import OUTPUT_SCHEMA_NOTE
 
 
 def replaced_is_error(call: ToolCall, original: types.CallToolResult) -> bool:
@@ -15,4 +14,4 @@ def replaced_is_error(call: ToolCall, original: types.CallToolResult) -> bool:
     is an error, and clients check that. A preview or a cut text cannot match, so such a
     replacement is flagged as an error (its text says what happened and what to do).
     """
-    return bool(original.is_error) or bool(call.notes.get(OUTPUT_SCHEMA_NOTE))
+    return bool(original.is_error) or call.declares_output_schema

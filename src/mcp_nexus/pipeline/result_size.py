@@ -7,13 +7,10 @@ the text items (free for ASCII text), the JSON of other items, plus the structur
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import mcp_types as types
 
 from mcp_nexus.pipeline.call import ToolCall
-
-_NOTE = "result_size"
 
 
 def text_bytes(text: str) -> int:
@@ -35,14 +32,14 @@ def measure(result: types.CallToolResult) -> int:
 
 def result_size(call: ToolCall, result: types.CallToolResult) -> int:
     """`measure(result)`, remembered on the call so a later step does not measure it again."""
-    known: Any = call.notes.get(_NOTE)
+    known = call.measured
     if known is not None and known[0] is result:
-        return int(known[1])
+        return known[1]
     size = measure(result)
-    call.notes[_NOTE] = (result, size)
+    call.measured = (result, size)
     return size
 
 
 def remember_size(call: ToolCall, result: types.CallToolResult, size: int) -> None:
     """A step that builds a result whose size it already knows saves the next step a measure."""
-    call.notes[_NOTE] = (result, size)
+    call.measured = (result, size)

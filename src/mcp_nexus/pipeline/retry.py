@@ -39,7 +39,7 @@ class RetryStep:
                     raise
                 delay = self.backoff * (2**attempt)
                 attempt += 1
-                call.notes["retries"] = attempt
+                call.retries = attempt
                 logger.info(
                     "tool %s: %s; retry %d of %d in %g s",
                     call.name,

@@ -1,4 +1,4 @@
-"""The last word on size: each frontend's maximum result bytes (Xiaozhi: 1024 by default).
+"""The last word on size: each frontend's maximum result bytes (`result_limits`; Xiaozhi: 1024 by default).
 
 A server's or tool's `max_result_bytes` can only lower the frontend's limit (a frontend's
 limit is what its clients can take). Over the limit, with offload on for the tool, the
@@ -8,7 +8,7 @@ UTF-8 character boundary and a marker says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import mcp_types as types
 
@@ -19,7 +19,6 @@ from mcp_nexus.pipeline.preview import utf8_cut
 from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
 
-DEFAULT_RESULT_LIMITS: dict[str, int] = {"xiaozhi": 1024}
 TRUNCATED_META_KEY = "nexus/truncated"
 
 
@@ -43,15 +42,15 @@ def truncate(
 
 class SizeLimitStep:
     def __init__(
-        self, policies: PolicyResolver, offloader: Offloader | None, limits: Mapping[str, int]
+        self, policies: PolicyResolver, offloader: Offloader | None, limits: Callable[[], Mapping[str, int]]
     ) -> None:
         self.policies = policies
         self.offloader = offloader
-        self.limits = {**DEFAULT_RESULT_LIMITS, **limits}
+        self.limits = limits  # read per call: a reload of the settings applies at once
 
     def limit_for(self, call: ToolCall) -> int | None:
         policy = self.policies.resolve(call.name)
-        frontend = self.limits.get(call.caller.frontend)
+        frontend = self.limits().get(call.caller.frontend)
         own = policy.max_result_bytes if policy is not None else None
         if frontend is None or own is None:
             return frontend if own is None else own

@@ -4,13 +4,16 @@ The per-server deadline is enforced by the route, one candidate at a time, so a 
 times out hands the call to the next candidate by priority (the upstream request is
 cancelled: `notifications/cancelled`). This step sets that deadline and keeps an outer
 safety net over all candidates. The caller gets JSON-RPC -32001 (ToolTimeoutError).
+Requests other than tools/call (resources, prompts, completions) get the server's
+`timeouts.call` per candidate and the gateway default overall.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call import CallNext, ToolCall
 from mcp_nexus.pipeline.errors import ToolTimeoutError
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT, PolicyResolver
 
@@ -19,15 +22,18 @@ class TimeoutStep:
     def __init__(self, policies: PolicyResolver) -> None:
         self.policies = policies
 
-    async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
-        policy = self.policies.resolve(call.name)
-        seconds = policy.timeout if policy is not None else DEFAULT_TIMEOUT
-        call.notes["timeout"] = seconds
-        entry = self.policies.catalog.tools.get(call.name)
-        per_server = self.policies.candidate_timeouts(entry) if entry is not None and entry.candidates else {}
-        call.notes["timeouts"] = per_server  # the route gives each candidate its own, in turn
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> Any:
+        seconds = DEFAULT_TIMEOUT
+        if call.method == "tools/call":
+            policy = self.policies.resolve(call.name)
+            if policy is not None:
+                seconds = policy.timeout
+            entry = self.policies.catalog.tools.get(call.name)
+            if entry is not None and entry.candidates:
+                call.candidate_timeouts = self.policies.candidate_timeouts(entry)
+        call.timeout = seconds
         # The safety net: every candidate may use its full time, plus a moment to hand over.
-        deadline = asyncio.timeout((sum(per_server.values()) or seconds) + 1.0)
+        deadline = asyncio.timeout((sum(call.candidate_timeouts.values()) or seconds) + 1.0)
         try:
             async with deadline:
                 return await call_next(call)
@@ -35,6 +41,6 @@ class TimeoutStep:
             if not deadline.expired():
                 raise
             raise ToolTimeoutError(
-                f"tool {call.name} did not answer within {seconds:g} s; the call was cancelled",
+                f"{call.name} did not answer within {seconds:g} s; the call was cancelled",
                 data={"tool": call.name, "timeout": seconds},
             ) from exc

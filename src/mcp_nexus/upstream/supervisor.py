@@ -9,8 +9,8 @@ a stopped server stays stopped; a server that keeps failing is given up after
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import time
 from typing import Any
 
 from mcp_nexus.upstream.health import HealthChecker
@@ -63,9 +63,10 @@ class Supervisor:
         self._schedule_recovery_if_needed()
 
     async def stop(self, reason: str = "stopped by operator") -> None:
-        """Stop it and keep it stopped (no restart) until `start`."""
+        """Stop it and keep it stopped (no restart) until `start`; a start in progress is cancelled at once."""
         self.wanted = False
         self._cancel_recovery()
+        self.upstream.abort_start()
         async with self._operation:
             self.health.stop()
             await self.upstream.stop(reason=reason)
@@ -137,6 +138,7 @@ class Supervisor:
                 )
                 return
             delay = self.budget.next_delay()
+            upstream.next_attempt_at = time.monotonic() + delay
             logger.info(
                 "server %s: %s attempt %d in %.2f s (%s)",
                 self.name,
@@ -145,7 +147,10 @@ class Supervisor:
                 delay,
                 upstream.last_error,
             )
-            await asyncio.sleep(delay)
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                upstream.next_attempt_at = None
             async with self._operation:
                 if not self.wanted:
                     return
@@ -174,7 +179,3 @@ class Supervisor:
             "last_health_failure": self.health.last_failure,
         }
 
-
-async def close_all(supervisors: list[Supervisor]) -> None:
-    with contextlib.suppress(asyncio.CancelledError):
-        await asyncio.gather(*(s.close() for s in supervisors))

@@ -25,32 +25,10 @@ logger = logging.getLogger(__name__)
 XIAOZHI_FRONTEND = "xiaozhi"  # the Caller.frontend of every call made through this bridge
 
 
-def apply_result_limit(gateway: Gateway, limit: int) -> bool:
-    """Make the pipeline's size step cap "xiaozhi" results at `limit` bytes; False if there is no such step.
-
-    The size step reads `gateway.result_limits` (default {"xiaozhi": 1024}); `xiaozhi.result_limit_bytes`
-    is the Xiaozhi section's own spelling of the same limit, applied here when the user set it.
-    """
-    from mcp_nexus.pipeline.governance import governance_of
-    from mcp_nexus.pipeline.size_limit import SizeLimitStep
-
-    try:
-        steps = governance_of(gateway).steps
-    except KeyError:
-        return False
-    for step in steps:
-        if isinstance(step, SizeLimitStep):
-            step.limits[XIAOZHI_FRONTEND] = limit
-            return True
-    return False
-
-
 class XiaozhiBridge:
     def __init__(self, gateway: Gateway, settings: XiaozhiSettings | None = None) -> None:
         self.gateway = gateway
         self.settings = settings if settings is not None else gateway.config.xiaozhi
-        if "result_limit_bytes" in self.settings.model_fields_set:
-            apply_result_limit(gateway, self.settings.result_limit_bytes)
         self.view = ToolView(gateway.catalog, self.settings.tools, map_names=True)
         self.endpoints = [
             EndpointConnection(gateway, url, self.settings, self.view, index)

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -24,9 +23,7 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.xiaozhi import XiaozhiSettings, with_env_endpoints
-from mcp_nexus.frontends.xiaozhi.bridge import XiaozhiBridge
 from mcp_nexus.frontends.xiaozhi.status import render_status
-from mcp_nexus.gateway import Gateway
 
 app = typer.Typer(help="Bridges from the gateway's tools to other networks.", no_args_is_help=True)
 
@@ -66,27 +63,20 @@ def bridge_settings(
     return XiaozhiSettings.model_validate(data)
 
 
-async def run_bridge(gateway: Gateway, bridge: XiaozhiBridge, status_every: float) -> None:
-    """Until SIGINT/SIGTERM: start both, print status now and then, stop both."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):  # not on Windows
-            loop.add_signal_handler(sig, stop.set)
-    await gateway.start()
-    try:
-        await bridge.start()
-        try:
-            while not stop.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), status_every or None)
-                if status_every and not stop.is_set():
-                    print(render_status(bridge.status()), file=sys.stderr, flush=True)
-        finally:
-            await bridge.stop()
+async def run_bridge(config: NexusConfig, status_every: float) -> None:
+    """Until SIGINT/SIGTERM: the gateway without HTTP, its bridge, and the links' status now and then."""
+    from mcp_nexus.runtime import Runtime, RuntimeOptions
+
+    options = RuntimeOptions(http=False, bridge=True, watch=False, signals=True)
+    async with Runtime(config, options) as runtime:
+        bridge = runtime.bridge
+        assert bridge is not None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(runtime.wait_for_stop(), status_every or None)
+                break
             print(render_status(bridge.status()), file=sys.stderr, flush=True)
-    finally:
-        await gateway.stop()
+        print(render_status(bridge.status()), file=sys.stderr, flush=True)
 
 
 def describe(error: ValidationError) -> str:
@@ -143,12 +133,10 @@ def xiaozhi(
         raise typer.Exit(2) from exc
     for warning in warnings:
         typer.echo(f"config warning: {warning}", err=True)
-    gateway = Gateway(cfg)
-    bridge = XiaozhiBridge(gateway, settings)
-    if not bridge.configured:
+    if not (settings.endpoints or settings.envelope_server.enabled or settings.envelope_client.url):
         typer.echo(
             "no Xiaozhi endpoint: pass --endpoint URL, set MCP_ENDPOINT, or list xiaozhi.endpoints in the config",
             err=True,
         )
         raise typer.Exit(2)
-    asyncio.run(run_bridge(gateway, bridge, status_every))
+    asyncio.run(run_bridge(cfg.model_copy(update={"xiaozhi": settings}), status_every))

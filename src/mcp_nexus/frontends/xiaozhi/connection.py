@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -18,7 +17,7 @@ from websockets.exceptions import ConnectionClosed
 
 from mcp_nexus import __version__
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
-from mcp_nexus.frontends.xiaozhi.protocol import ENDPOINT, ToolService, encode
+from mcp_nexus.frontends.xiaozhi.protocol import ENDPOINT, ToolService
 from mcp_nexus.frontends.xiaozhi.reconnect import DialingLink, ReconnectLoop, SessionEnd
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
@@ -80,9 +79,9 @@ class EndpointConnection(DialingLink):
             self.status.mark_connected()
             logger.info("%s: connected", self.status.url)
 
-            async def send(message: dict[str, Any]) -> None:
+            async def send(frame: bytes) -> None:
                 with contextlib.suppress(ConnectionClosed):  # the peer is gone: nobody to answer
-                    await ws.send(encode(message))  # always a text frame
+                    await ws.send(frame.decode("utf-8"))  # always a text frame
 
             service = ToolService(
                 self.gateway,

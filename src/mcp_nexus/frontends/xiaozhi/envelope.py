@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import Any
 
@@ -18,6 +17,7 @@ from websockets.asyncio.connection import Connection
 from websockets.exceptions import ConnectionClosed
 
 from mcp_nexus.frontends.xiaozhi.protocol import Send, ToolService, encode
+from mcp_nexus.jsonrpc import ParseError, decode
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +56,9 @@ def parse_message(frame: str | bytes) -> dict[str, Any]:
     if isinstance(frame, bytes):
         raise ValueError("a binary frame (audio) where JSON was expected")
     try:
-        message = json.loads(frame)
-    except ValueError as exc:
-        raise ValueError(f"not valid JSON: {frame[:80]!r}") from exc
+        message = decode(frame.encode("utf-8", "surrogatepass"))
+    except ParseError as exc:
+        raise ValueError(f"not valid JSON ({exc.message}): {frame[:80]!r}") from exc
     if not isinstance(message, dict):
         raise ValueError("not a JSON object")
     if not isinstance(message.get("type"), str):
@@ -91,9 +91,11 @@ def check_server_hello(message: dict[str, Any]) -> str:
 
 
 def envelope_sender(ws: Connection, session_id: str) -> Send:
-    async def send(payload: dict[str, Any]) -> None:
+    prefix = encode({"session_id": session_id, "type": "mcp"})[:-1] + ',"payload":'
+
+    async def send(payload: bytes) -> None:
         with contextlib.suppress(ConnectionClosed):  # the peer is gone: nobody to answer
-            await ws.send(encode({"session_id": session_id, "type": "mcp", "payload": payload}))
+            await ws.send(prefix + payload.decode("utf-8") + "}")
 
     return send
 

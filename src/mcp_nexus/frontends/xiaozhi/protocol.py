@@ -9,9 +9,8 @@ timeout shorter than the endpoint's own (~30 s) so the peer always gets an answe
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,18 +21,16 @@ from mcp_nexus import __version__
 from mcp_nexus.frontends.xiaozhi.results import error_result, flatten
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView, UnknownCursorError
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcPeer, PeerOptions, decode
+from mcp_nexus.jsonrpc import encode as encode_bytes
+from mcp_nexus.jsonrpc.codec import ParseError
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    GatewayError,
-)
+from mcp_nexus.pipeline.errors import GatewayError
 
 logger = logging.getLogger(__name__)
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Send = Callable[[bytes], Awaitable[None]]
+"""Sends one JSON-RPC message, already encoded as UTF-8 JSON, in whatever carries the frames."""
 DEVICE_PROTOCOL_VERSION = "2024-11-05"
 SERVER_INFO = {"name": "mcp-nexus", "version": __version__}
 
@@ -48,6 +45,7 @@ class Dialect:
     capabilities: dict[str, Any] = field(default_factory=dict)
     sends_list_changed: bool = False
     answers_parse_errors: bool = True
+    tool_errors_as_results: bool = True  # the consumer reads content[0].text, even of an error
 
 
 ENDPOINT = Dialect(
@@ -66,40 +64,18 @@ DEVICE = Dialect(
 )
 
 
-class FrameError(ValueError):
-    """A frame that holds no JSON-RPC message."""
-
-
-def decode_frame(frame: str | bytes) -> list[Any]:
-    """The messages in one frame: text or binary, a trailing newline, a batch, or one object per line."""
-    text = frame.decode("utf-8", errors="replace") if isinstance(frame, bytes) else frame
-    text = text.strip()
-    if not text:
-        return []
-    try:
-        decoded = json.loads(text)
-    except ValueError:
-        try:  # several objects on separate lines in one frame
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except ValueError as exc:
-            raise FrameError(f"not valid JSON: {text[:80]!r}") from exc
-    return decoded if isinstance(decoded, list) else [decoded]
-
-
 def encode(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-
-
-def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+    """One message as JSON text (lone surrogates escaped, never bare NaN)."""
+    return encode_bytes(message).decode("utf-8")
 
 
 class ToolService:
-    """Answers one peer's requests with the gateway's tools; one instance per connection."""
+    """Answers one peer's requests with the gateway's tools; one instance per connection.
+
+    A thin user of the JSON-RPC core: the peer correlates, cancels and turns malformed
+    messages into errors (or, for the device dialect, drops them); this class only knows
+    the four methods a Xiaozhi peer uses.
+    """
 
     def __init__(
         self,
@@ -117,7 +93,6 @@ class ToolService:
         self.gateway = gateway
         self.view = view
         self.dialect = dialect
-        self.send = send
         self.page_bytes = page_bytes
         self.call_timeout = call_timeout
         self.client = client
@@ -126,69 +101,47 @@ class ToolService:
         self.initialized = False  # we answered `initialize`: the session counts as established
         self.peer_name: str | None = None
         self.calls_served = 0
-        self._calls: dict[Any, asyncio.Task[None]] = {}
+        self.peer = JsonRpcPeer(
+            send,
+            PeerOptions(
+                name=client,
+                kind="websocket",
+                can_send_request=False,
+                answer_invalid=dialect.answers_parse_errors,
+                numeric_ids_only=dialect.numeric_ids_only,
+            ),
+        )
+        self.peer.serve(self._on_request, self._on_notify)
 
     # -- input ---------------------------------------------------------------------------
 
     async def receive_frame(self, frame: str | bytes) -> None:
-        try:
-            messages = decode_frame(frame)
-        except FrameError as exc:
-            logger.warning("%s: ignored a frame that is %s", self.client, exc)
-            if self.dialect.answers_parse_errors:
-                await self.send(_error(None, PARSE_ERROR, f"Parse error: {exc}"))
+        """One WebSocket frame: one message, a trailing newline, or (lenient) one message per line or a batch."""
+        data = frame.encode("utf-8", "surrogatepass") if isinstance(frame, str) else frame
+        data = data.strip()
+        if not data:
             return
-        for message in messages:
-            await self.receive(message)
+        try:
+            decoded = decode(data)
+        except ParseError:
+            lines = [line for line in data.splitlines() if line.strip()]
+            if len(lines) < 2:
+                await self.peer.feed(data)  # the core answers (or drops) the parse error
+                return
+            for line in lines:
+                await self.peer.feed(line)
+            return
+        for message in decoded if isinstance(decoded, list) and decoded else [decoded]:
+            await self.peer.feed_value(message)
 
     async def receive(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            logger.warning("%s: ignored a message that is not a JSON object", self.client)
-            if self.dialect.answers_parse_errors:
-                await self.send(_error(None, INVALID_REQUEST, "Invalid request: expected a JSON object"))
-            return
-        method = message.get("method")
-        if method is None:
-            return  # a response: we send no requests, so nothing waits for it
-        if not isinstance(method, str):
-            await self._reject(
-                message.get("id"), INVALID_REQUEST, "Invalid request: 'method' must be a string"
-            )
-            return
-        if "id" not in message:
-            self._notification(method, message.get("params"))
-            return
-        request_id = message["id"]
-        if self.dialect.numeric_ids_only and (
-            isinstance(request_id, bool) or not isinstance(request_id, int | float)
-        ):
-            logger.warning(
-                "%s: ignored %s with a non-numeric id %r (device rule)", self.client, method, request_id
-            )
-            return
-        params = message.get("params")
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            await self._reject(request_id, INVALID_PARAMS, f"Invalid params for {method}: expected an object")
-            return
-        if method == "tools/call":
-            self._start_call(request_id, params)
-            return
-        await self.send(self._answer(request_id, method, params))
+        """One already decoded message (the device envelope carries them inside `payload`)."""
+        await self.peer.feed_value(message)
 
-    async def _reject(self, request_id: Any, code: int, message: str) -> None:
-        logger.warning("%s: %s", self.client, message)
-        await self.send(_error(request_id, code, message))
-
-    def _notification(self, method: str, params: Any) -> None:
+    async def _on_notify(self, ctx: Any, method: str, params: Mapping[str, Any] | None) -> None:
         if method == "notifications/initialized":
             self._established()
-        elif method == "notifications/cancelled" and isinstance(params, dict):
-            task = self._calls.get(params.get("requestId"))
-            if task is not None:
-                task.cancel()
-        # everything else (progress, roots, ...) means nothing here
+        # everything else (progress, roots, ...) means nothing here; cancellation is the core's
 
     def _established(self) -> None:
         if not self.initialized:
@@ -196,22 +149,25 @@ class ToolService:
             if self.on_established is not None:
                 self.on_established()
 
-    def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _on_request(self, ctx: Any, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        params = params or {}
+        if method == "tools/call":
+            return await self._call(params)
         if method == "initialize":
-            return _result(request_id, self._initialize(params))
+            return self._initialize(params)
         if method == "ping":
-            return _result(request_id, {})
+            return {}
         if method == "tools/list":
             cursor = params.get("cursor")
             if cursor is not None and not isinstance(cursor, str):
-                return _error(request_id, INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
+                raise MCPError(INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
             try:
-                return _result(request_id, self.view.snapshot().page(cursor, self.page_bytes))
+                return self.view.snapshot().page(cursor, self.page_bytes)
             except UnknownCursorError as exc:
-                return _error(request_id, INVALID_PARAMS, str(exc))
-        return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+                raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
         info = params.get("clientInfo")
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.peer_name = info["name"]
@@ -229,29 +185,20 @@ class ToolService:
 
     # -- tools/call ----------------------------------------------------------------------
 
-    def _start_call(self, request_id: Any, params: dict[str, Any]) -> None:
-        task = asyncio.create_task(self._call(request_id, params), name=f"xiaozhi-call-{request_id}")
-        self._calls[request_id] = task
-        task.add_done_callback(lambda _t: self._calls.pop(request_id, None))
-
-    async def _call(self, request_id: Any, params: dict[str, Any]) -> None:
+    async def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
         name = params.get("name")
         arguments = params.get("arguments")
         if not isinstance(name, str) or not name:
-            await self._reject(
-                request_id, INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)"
-            )
-            return
+            raise MCPError(INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            await self._reject(request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-            return
+            raise MCPError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         result = await self._run(name, arguments)
         self.calls_served += 1
         if self.on_call is not None:
             self.on_call()
-        await self.send(_result(request_id, result))
+        return result
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         snapshot = self.view.snapshot()
@@ -260,33 +207,27 @@ class ToolService:
         original = snapshot.names.original(name)
         caller = Caller("xiaozhi", self.peer_name or self.client)
         try:
+            # Shorter than the endpoint's own wait (~30 s), so the peer always hears back.
             async with asyncio.timeout(self.call_timeout):
                 outcome = await self.gateway.call_tool_result(original, arguments, caller=caller)
         except TimeoutError:
             return error_result(f"Tool {name} did not answer within {self.call_timeout:g} s")
         except GatewayError as exc:
-            return error_result(exc.message)
+            return error_result(f"{exc.message} (error {exc.code})")
         except MCPError as exc:
-            return error_result(exc.error.message)
-        except Exception as exc:  # a bug costs one call, never the connection
-            logger.exception("%s: tools/call %s failed", self.client, original)
-            return error_result(f"Internal error: {exc}")
+            return error_result(f"{exc.error.message} (error {exc.error.code})")
         return flatten(outcome)
 
     # -- output and lifetime ---------------------------------------------------------------
 
     async def notify_tools_changed(self) -> None:
         if self.dialect.sends_list_changed and self.initialized:
-            await self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await self.peer.notify("notifications/tools/list_changed", None)
 
     @property
     def calls_in_flight(self) -> int:
-        return len(self._calls)
+        return self.peer.in_flight
 
     async def aclose(self) -> None:
         """Cancel the calls still running: their answers have nowhere to go."""
-        tasks = list(self._calls.values())
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await self.peer.aclose("connection closed")

@@ -1,0 +1,76 @@
+"""Every place Nexus touches a private member of the MCP SDK, in one module.
+
+Each seam has one test in tests/test_sdk_seams.py that fails loudly if an SDK release
+renames or reshapes what it relies on (instead of behaviour changing silently behind a
+`getattr(..., None)`). Nothing else in Nexus may use an SDK name that starts with `_`.
+
+The seams, and why there is no public way:
+1. `forward_client_capabilities`: 2026-07-28 requests carry the client's capabilities in
+   `_meta`, stamped by `ClientSession._stamp` from the session-wide declaration. A relay
+   must stamp the *downstream* caller's capabilities per request (SEP-2575), and the SDK
+   has no per-call option for it, so we wrap `_stamp`.
+2. `connection_of`: the handshake-era `Connection` behind a server request context
+   (`ServerSession._connection`), to push list_changed on that client's standalone
+   channel and to remember its resource subscriptions. The context exposes the session
+   only.
+3. `caller_wants_progress`: whether a downstream request asked for progress. Public
+   `ctx.meta.progress_token` answers on the JSON-RPC paths; the SDK's in-process path
+   keeps a callback on `ServerSession._request_outbound` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp import ClientSession
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
+
+CAPABILITIES_OVERRIDE_KEY = "nexus/clientCapabilities"
+"""Private `_meta` key a caller sets on a request; the wrapped stamp moves it into the envelope."""
+
+
+class SdkSeamMissing(RuntimeError):
+    """The installed MCP SDK no longer has a member Nexus relies on (see this module's docstring)."""
+
+
+def forward_client_capabilities(session: ClientSession) -> None:
+    """Seam 1: let a request's `_meta[CAPABILITIES_OVERRIDE_KEY]` replace the stamped client capabilities.
+
+    Call it after the era is negotiated: `ClientSession.adopt()` installs a new stamp.
+    """
+    original: Callable[[dict[str, Any], Any], None] | None = getattr(session, "_stamp", None)
+    if original is None or not callable(original):
+        raise SdkSeamMissing("mcp.ClientSession._stamp is gone: per-caller capabilities cannot be forwarded")
+
+    def stamp(data: dict[str, Any], opts: Any) -> None:
+        meta = (data.get("params") or {}).get("_meta")
+        override = meta.pop(CAPABILITIES_OVERRIDE_KEY, None) if isinstance(meta, dict) else None
+        original(data, opts)
+        stamped = (data.get("params") or {}).get("_meta")
+        if override is not None and isinstance(stamped, dict) and CLIENT_CAPABILITIES_META_KEY in stamped:
+            stamped[CLIENT_CAPABILITIES_META_KEY] = override
+
+    session._stamp = stamp
+
+
+def connection_of(server_session: Any) -> Any:
+    """Seam 2: the `mcp.server.connection.Connection` behind a `ServerSession`."""
+    try:
+        return server_session._connection
+    except AttributeError:
+        raise SdkSeamMissing("mcp.server.session.ServerSession._connection is gone") from None
+
+
+def caller_wants_progress(ctx: Any) -> bool:
+    """Seam 3: whether the downstream request carries a progress token (or an in-process progress callback)."""
+    meta = getattr(ctx, "meta", None)
+    if meta is not None and getattr(meta, "progress_token", None) is not None:
+        return True
+    try:
+        outbound = ctx.session._request_outbound
+    except AttributeError:
+        raise SdkSeamMissing("mcp.server.session.ServerSession._request_outbound is gone") from None
+    if outbound is None:
+        return False
+    return getattr(outbound, "_progress_token", None) is not None or getattr(outbound, "_on_progress", None) is not None

@@ -1,0 +1,247 @@
+"""One running Nexus: config -> gateway (upstreams, catalog, governance, pipeline) -> frontends, with
+their lifetimes, signals and graceful stop. The CLI, the tests and the benchmarks all run it this way.
+
+    async with Runtime(config, http=True) as runtime:      # serving at once; servers join when ready
+        await runtime.wait_for_stop()                       # SIGINT/SIGTERM, or runtime.request_stop()
+
+Startup never blocks serving: the frontends are up in milliseconds with the built-in
+servers, and each upstream joins the catalog when it is READY (clients hear
+tools/list_changed). `wait_ready=True` keeps the old behaviour (wait for every server).
+Stopping, from any state and for any reason (a signal, an exception, a failed bind), ends
+every upstream the runtime started: the first signal drains calls in flight (up to
+`gateway.shutdown_grace`), a second one stops at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import signal
+import socket
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
+from mcp_nexus.gateway import Gateway
+from mcp_nexus.upstream.upstream import Upstream
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[Upstream], None]
+
+
+class BindError(OSError):
+    """The HTTP port cannot be bound (in use, or not allowed); says which and what to do."""
+
+
+@dataclass
+class RuntimeOptions:
+    http: bool = True  # serve MCP + admin API over HTTP
+    stdio: bool = False  # serve MCP over this process's stdin/stdout
+    bridge: bool = True  # run the Xiaozhi bridge when endpoints are configured
+    watch: bool = True  # apply config file changes while running (needs a source)
+    wait_ready: bool = False  # start serving only once every server is READY or failed
+    signals: bool = False  # handle SIGINT/SIGTERM (the CLI; tests drive stop themselves)
+
+
+class Runtime:
+    def __init__(
+        self,
+        config: NexusConfig,
+        options: RuntimeOptions | None = None,
+        *,
+        source: ConfigSource | None = None,
+        on_progress: Progress | None = None,
+    ) -> None:
+        self.options = options or RuntimeOptions()
+        self.gateway = Gateway(config)
+        self.gateway.config_source = source
+        self.source = source
+        self.on_progress = on_progress
+        self.http_server: Any = None
+        self.port: int | None = None
+        self.stdio_task: asyncio.Task[None] | None = None
+        self.bridge: Any = None  # the Xiaozhi bridge, when endpoints are configured
+        self._stack = AsyncExitStack()
+        self._stop = asyncio.Event()
+        self._signals = 0
+
+    # -- the serving URL ------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        settings = self.gateway.config.gateway
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        return f"http://{host}:{self.port}{settings.path}"
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Runtime:
+        try:
+            await self._start()
+        except BaseException:
+            await self._shutdown(grace=0.0)
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._shutdown(grace=None if exc is None else 0.0)
+
+    async def _start(self) -> None:
+        options = self.options
+        if options.signals:
+            self._install_signals()
+        sock = self._bind() if options.http else None  # before anything starts: a busy port fails fast
+        gateway = self.gateway
+        self._stack.push_async_callback(gateway.stop)
+        starting = asyncio.ensure_future(gateway.start(self.on_progress, wait=options.wait_ready))
+        stopped = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if not starting.done():  # a signal while waiting for slow servers: stop starting them
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+            return
+        starting.result()
+        if sock is not None:
+            await self._serve_http(sock)
+        if options.stdio:
+            from mcp_nexus.frontends.stdio import serve_stdio
+
+            self.stdio_task = asyncio.create_task(serve_stdio(gateway), name="stdio-frontend")
+            self.stdio_task.add_done_callback(lambda _t: self._stop.set())  # stdin closed: we are done
+        if options.watch and self.source is not None:
+            watcher = ConfigWatcher(self.source, gateway)
+            watcher.start()
+            self._stack.push_async_callback(watcher.stop)
+        if options.bridge:
+            await self._start_bridge()
+
+    def _bind(self) -> socket.socket:
+        settings = self.gateway.config.gateway
+        family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((settings.host, settings.port))
+        except OSError as exc:
+            sock.close()
+            if exc.errno == errno.EADDRINUSE:
+                raise BindError(
+                    exc.errno,
+                    f"port {settings.port} on {settings.host} is already in use; "
+                    "stop what uses it or pick another with --port",
+                ) from exc
+            raise BindError(exc.errno, f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}") from exc
+        sock.listen(2048)
+        sock.setblocking(False)
+        self.port = sock.getsockname()[1]
+        return sock
+
+    async def _serve_http(self, sock: socket.socket) -> None:
+        import uvicorn
+
+        from mcp_nexus.frontends.http_app import build_http_app
+
+        app, _frontend = build_http_app(self.gateway, manage_gateway=False)
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Any:
+                yield  # signals are the runtime's: uvicorn must neither take nor re-raise them
+
+        server = Server(
+            uvicorn.Config(
+                app,
+                log_level="warning",
+                lifespan="on",
+                # Streams still open after the drain (idle SSE listeners) are closed after this.
+                timeout_graceful_shutdown=1,
+            )
+        )
+        task = asyncio.create_task(server.serve(sockets=[sock]), name="http-frontend")
+        while not server.started:
+            if task.done():
+                task.result()  # raises what went wrong
+                raise RuntimeError("the HTTP frontend stopped while starting")
+            await asyncio.sleep(0.01)
+        self.http_server = server
+
+        async def stop_http() -> None:
+            server.should_exit = True
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 10)
+            sock.close()
+
+        self._stack.push_async_callback(stop_http)
+
+    async def _start_bridge(self) -> None:
+        from mcp_nexus.config.xiaozhi import with_env_endpoints
+        from mcp_nexus.frontends.xiaozhi import XiaozhiBridge
+
+        gateway = self.gateway
+        bridge = XiaozhiBridge(gateway, with_env_endpoints(gateway.config.xiaozhi))
+        if not bridge.configured:
+            return
+        await bridge.start()
+        self.bridge = bridge
+        gateway.status_providers["xiaozhi"] = bridge.status
+
+        async def stop_bridge() -> None:
+            gateway.status_providers.pop("xiaozhi", None)
+            await bridge.stop()
+
+        self._stack.push_async_callback(stop_bridge)
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def wait_for_stop(self) -> None:
+        await self._stop.wait()
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, sig: int) -> None:
+        self._signals += 1
+        if self._signals == 1:
+            logger.warning("%s: shutting down, letting calls in flight finish", signal.Signals(sig).name)
+        else:
+            logger.warning("%s again: stopping now", signal.Signals(sig).name)
+        self._stop.set()
+
+    async def _shutdown(self, grace: float | None) -> None:
+        gateway = self.gateway
+        if self._signals < 2 and grace != 0.0:
+            drain = asyncio.ensure_future(gateway.drain(grace))
+            # A second signal while draining cuts the wait short.
+            while not drain.done():
+                await asyncio.wait({drain}, timeout=0.05)
+                if self._signals >= 2:
+                    drain.cancel()
+            with contextlib.suppress(BaseException):
+                await drain
+        if self.stdio_task is not None and not self.stdio_task.done():
+            self.stdio_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.stdio_task
+        await self._stack.aclose()
+        if self.options.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)

@@ -1,0 +1,59 @@
+"""Connect-time choice of the protocol era, with the SDK's public session API only.
+
+`auto`: probe `server/discover` at the newest 2026 version; anything short of positive
+evidence of a 2026 server (an error, a result without a shared 2026 version, a result
+that does not parse) falls back to the `initialize` handshake. A -32022 naming a shared
+2026 version earns one more probe at that version. `legacy`: the handshake, always.
+The same policy as the SDK's own `Client(mode="auto")`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import mcp_types as types
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+Era = Literal["auto", "legacy"]
+
+
+async def negotiate(session: ClientSession, era: Era) -> None:
+    if era == "legacy":
+        await session.initialize()
+        return
+    version = LATEST_MODERN_VERSION
+    for attempt in range(2):
+        try:
+            raw = await session.send_discover(version)
+        except MCPError as exc:
+            if exc.error.code == UNSUPPORTED_PROTOCOL_VERSION:
+                supported = _supported(exc.error.data)
+                mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in supported]
+                if mutual and attempt == 0:
+                    version = mutual[-1]
+                    continue
+                if supported and not any(v in HANDSHAKE_PROTOCOL_VERSIONS for v in supported):
+                    raise  # a 2026-only server sharing no version with us: a real incompatibility
+            await session.initialize()
+            return
+        try:
+            result = types.DiscoverResult.model_validate(raw)
+        except ValidationError:
+            await session.initialize()
+            return
+        if not any(v in MODERN_PROTOCOL_VERSIONS for v in result.supported_versions):
+            await session.initialize()
+            return
+        session.adopt(result)
+        return
+
+
+def _supported(data: object) -> list[str]:
+    try:
+        return types.UnsupportedProtocolVersionErrorData.model_validate(data).supported
+    except ValidationError:
+        return []

@@ -1,0 +1,239 @@
+"""A stdio server: its own process group, our JSON-RPC core on its pipes, and a lean tools/call.
+
+Why not the SDK's `stdio_client`: the gateway needs what it does not give.
+1. Every request on our own JSON-RPC core (jsonrpc/), with a fast tools/call that skips
+   the typed layer: params are built as dicts, the result is validated once.
+2. Immediate crash detection: EOF on stdout fails every pending call at once and ends
+   the session with the exit code and the child's last stderr line.
+3. No leaks: the child runs in its own process group; close ends stdin, waits, then
+   SIGTERMs and finally SIGKILLs the whole group, and reaps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from contextlib import AsyncExitStack
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+
+from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
+from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required
+from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version
+from mcp_nexus.upstream.stderr_log import StderrForwarder
+
+logger = logging.getLogger(__name__)
+
+_LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
+_STDIN_CLOSE_GRACE_S = 2.0
+_TERM_GRACE_S = 3.0
+LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
+
+# What a stdio child needs from our environment besides what the config gives it: enough to
+# find interpreters (PATH), write caches (HOME) and decode text (LANG), never our secrets.
+_INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL", "NODE_PATH", "VIRTUAL_ENV")
+
+RELAYED_CAPABILITIES: dict[str, Any] = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {}}
+"""What Nexus can answer for its callers when a call does not say which capabilities its caller has."""
+
+
+def child_environment(config: Any) -> dict[str, str]:
+    env = {key: os.environ[key] for key in _INHERITED_ENV if key in os.environ}
+    env.update(config.env)
+    return env
+
+
+class StdioSession(Session):
+    transport = "stdio"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr: StderrForwarder | None = None
+        self.peer: JsonRpcPeer | None = None
+        self._client_info = {"name": "mcp-nexus", "version": _version()}
+
+    @property
+    def pid(self) -> int | None:
+        process = self.process
+        return process.pid if process is not None and process.returncode is None else None
+
+    async def _dispatcher(self, stack: AsyncExitStack) -> Any:
+        config = self.config
+        assert config.command is not None
+        self.stderr = StderrForwarder(config.name)
+        stack.callback(self.stderr.close_parent_end)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                config.command,
+                *config.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=self.stderr.writer,
+                env=child_environment(config),
+                cwd=config.cwd,
+                start_new_session=True,  # its own process group, so close can take the whole tree down
+                limit=_LINE_LIMIT,
+            )
+        finally:
+            self.stderr.close_parent_end()
+        self.process = process
+        stack.push_async_callback(self._terminate)
+        assert process.stdin is not None
+        stdin = process.stdin
+
+        def write(frame: bytes) -> None:
+            stdin.write(frame + b"\n")
+
+        self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
+        reader = asyncio.create_task(self._read_stdout(process, peer), name=f"stdout-{config.name}")
+        stack.push_async_callback(_cancel, reader)
+        return peer
+
+    async def _read_stdout(self, process: asyncio.subprocess.Process, peer: JsonRpcPeer) -> None:
+        stdout = process.stdout
+        assert stdout is not None
+        while True:
+            try:
+                line = await stdout.readuntil(b"\n")
+            except asyncio.IncompleteReadError as partial:
+                if partial.partial.strip():
+                    await peer.feed(partial.partial)
+                break
+            except asyncio.LimitOverrunError:
+                logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, _LINE_LIMIT)
+                await stdout.read(_LINE_LIMIT)
+                continue
+            if line.strip():
+                if line.lstrip()[:1] not in (b"{", b"["):
+                    # A server printing noise on stdout: say so, keep reading.
+                    logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
+                    continue
+                await peer.feed(line)
+        code = await _returncode(process)
+        if self.stderr is not None:
+            await self.stderr.wait_drained(0.3)  # its last stderr lines usually say why it died
+        self.exit_reason = self._exit_description(code)
+        peer.close(self.exit_reason)
+        self._stop.set()
+
+    def _exit_description(self, code: int | None) -> str:
+        words = self.stderr.last_words() if self.stderr is not None else ""
+        return f"process exited with code {code}" + (f"; its last stderr line: {words}" if words else "")
+
+    async def _terminate(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        try:
+            await self._end_group(process)
+        except BaseException:
+            # Cancelled (or failed) half-way: never leave the group running.
+            _signal_group(process.pid, signal.SIGKILL)
+            raise
+        finally:
+            if self.peer is not None:
+                self.peer.close(f"server {self.config.name!r} stopped")
+
+    async def _end_group(self, process: asyncio.subprocess.Process) -> None:
+        if process.returncode is None:
+            with contextlib.suppress(Exception):
+                assert process.stdin is not None
+                process.stdin.close()
+            if not await _wait(process, _STDIN_CLOSE_GRACE_S):
+                _signal_group(process.pid, signal.SIGTERM)
+                # A stopped (SIGSTOP) group would hold SIGTERM until continued: continue it.
+                _signal_group(process.pid, signal.SIGCONT)
+                if not await _wait(process, _TERM_GRACE_S):
+                    _signal_group(process.pid, signal.SIGKILL)
+                    await _wait(process, _TERM_GRACE_S)
+        # Grandchildren that ignored the stdin close may still hold the group: end them too.
+        _signal_group(process.pid, signal.SIGKILL)
+
+    # -- the lean tools/call ---------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        meta: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        progress: ProgressFnT | None = None,
+        capabilities: dict[str, Any] | None = None,
+        round_: CallRound | None = None,
+        answer_input: InputAnswerer | None = None,
+    ) -> ToolOutcome:
+        peer = self.peer
+        version = self.protocol_version
+        if peer is None or version is None or not self.open:
+            raise ConnectionError(f"the session to {self.config.name!r} is not open")
+        modern = self.modern
+        base_meta = dict(meta) if meta else {}
+        if modern:  # the 2026-07-28 per-request envelope
+            base_meta[PROTOCOL_VERSION_META_KEY] = version
+            base_meta[CLIENT_INFO_META_KEY] = self._client_info
+            base_meta[CLIENT_CAPABILITIES_META_KEY] = (
+                capabilities if capabilities is not None else RELAYED_CAPABILITIES
+            )
+            base_meta.setdefault(LOG_LEVEL_META_KEY, "debug")
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options["timeout"] = timeout
+        if progress is not None:
+            options["on_progress"] = progress
+
+        async def send(responses: dict[str, Any] | None, state: str | None) -> ToolOutcome:
+            params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+            if base_meta:
+                params["_meta"] = dict(base_meta)
+            if responses is not None:
+                params["inputResponses"] = {
+                    key: value.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    if isinstance(value, types.Result | types.ErrorData)
+                    else value
+                    for key, value in responses.items()
+                }
+            if state is not None:
+                params["requestState"] = state
+            raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
+            if raw.get("resultType") == "input_required":
+                return types.InputRequiredResult.model_validate(raw, by_name=False)
+            return types.CallToolResult.model_validate(raw, by_name=False)
+
+        first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+        if answer_input is None or isinstance(first, types.CallToolResult):
+            return first
+        return await drive_input_required(first, send, answer_input)
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+
+
+async def _wait(process: asyncio.subprocess.Process, timeout: float) -> bool:
+    try:
+        await asyncio.wait_for(process.wait(), timeout)
+        return True
+    except TimeoutError:
+        return False
+
+
+async def _returncode(process: asyncio.subprocess.Process) -> int | None:
+    with contextlib.suppress(TimeoutError):
+        return await asyncio.wait_for(process.wait(), 1.0)
+    return process.returncode
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
