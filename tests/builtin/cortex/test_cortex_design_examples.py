@@ -4,6 +4,7 @@ predicates, quoted numbers, and errors that start with their code."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,6 @@ async def test_ids_stay_strict_and_odd_predicates_are_refused(
 
 
 def test_the_command_line_stores_the_same_form(knowledge_dir: Path) -> None:
-    import subprocess
-
     def nexus(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(NEXUS), "cortex", *args, "--dir", str(knowledge_dir)],
