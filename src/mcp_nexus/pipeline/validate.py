@@ -3,16 +3,26 @@
 A failure is JSON-RPC -32602 naming where in the arguments and which schema rule failed.
 Validators are compiled once per schema; a schema that is itself invalid is not enforced
 (the upstream remains the judge) and is logged once.
+
+One leniency, because LLM clients often quote numbers: where the schema asks for an
+integer or a number and the value is a string that is a plain decimal number (`"40"`,
+`"2.5"`; the rules are in `mcp_nexus.builtin.numeric_text`, the same the built-in servers
+apply), the string is converted and the converted arguments travel on, so every server
+receives a number. Everything else stays strict: `"abc"`, `true`, `"40.5"` for an integer,
+and a converted value that breaks another rule (`"101"` with a maximum of 100) are refused.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
+from mcp_nexus.builtin.numeric_text import number_from_text
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.errors import InvalidArgumentsError
@@ -30,6 +40,36 @@ def _compile(name: str, schema: dict[str, Any]) -> Any | None:
         )
         return None
     return cls(schema)
+
+
+def _quoted_numbers(errors: Iterable[Any]) -> dict[tuple[Any, ...], int | float]:
+    """Where a string stands for a number the schema wants: path in the arguments -> the number."""
+    found: dict[tuple[Any, ...], int | float] = {}
+    for error in errors:
+        if error.validator == "type" and isinstance(error.instance, str) and error.absolute_path:
+            expected = error.validator_value
+            wanted = {expected} if isinstance(expected, str) else set(expected)
+            if wanted & {"integer", "number"}:
+                number = number_from_text(error.instance, integer="number" not in wanted)
+                if number is not None:
+                    found[tuple(error.absolute_path)] = number
+        if error.context:  # the branches of anyOf / oneOf (e.g. an optional integer)
+            found.update(_quoted_numbers(error.context))
+    return found
+
+
+def _with_values(arguments: dict[str, Any], values: dict[tuple[Any, ...], int | float]) -> dict[str, Any]:
+    converted = copy.deepcopy(arguments)  # the caller's dict stays as it was sent
+    for path, value in values.items():
+        container: Any = converted
+        for step in path[:-1]:
+            container = container[step]
+        container[path[-1]] = value
+    return converted
+
+
+def _json_path(path: Sequence[Any]) -> str:
+    return "$" + "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in path)
 
 
 class ValidateStep:
@@ -52,6 +92,12 @@ class ValidateStep:
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         validator = self._validator(call.name)
         if validator is not None and not validator.is_valid(call.arguments):
+            quoted = _quoted_numbers(validator.iter_errors(call.arguments))
+            if quoted:
+                call.arguments = _with_values(call.arguments, quoted)
+                call.notes["quoted_numbers"] = [_json_path(path) for path in quoted]
+                if validator.is_valid(call.arguments):
+                    return await call_next(call)
             error = schema_errors.best_match(validator.iter_errors(call.arguments))
             where = error.json_path
             rule = "/".join(str(part) for part in error.schema_path) or "<root>"

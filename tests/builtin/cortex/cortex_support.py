@@ -97,12 +97,12 @@ async def exercise_every_tool_and_resource(client: Client) -> None:
         "add_entity",
         {"category": "concepts", "id": "fastapi", "type": "framework", "name": "Other", "desc": "x"},
     )
-    assert "[entity_exists]" in error_text(duplicate) and "add_observation" in error_text(duplicate)
+    assert error_text(duplicate).startswith("[entity_exists] ") and "add_observation" in error_text(duplicate)
     traversal = await client.call_tool(
         "add_entity",
         {"category": "../../etc", "id": "passwd", "type": "concept", "name": "x", "desc": "x"},
     )
-    assert "[invalid_input]" in error_text(traversal) and "category" in error_text(traversal)
+    assert error_text(traversal).startswith("[invalid_input] ") and "category" in error_text(traversal)
 
     observed = structured(
         await client.call_tool(
@@ -112,7 +112,7 @@ async def exercise_every_tool_and_resource(client: Client) -> None:
     assert [o["text"] for o in observed["observations"]] == ["Validates requests with pydantic"]
     assert observed["updated"] >= observed["created"]
     missing = await client.call_tool("add_observation", {"id": "nobody", "text": "x"})
-    assert "[entity_not_found]" in error_text(missing)
+    assert error_text(missing).startswith("[entity_not_found] ")
 
     uses = structured(
         await client.call_tool(
@@ -126,11 +126,11 @@ async def exercise_every_tool_and_resource(client: Client) -> None:
         )
     )
     again = await client.call_tool("connect_entities", {"src": "fastapi", "rel": "uses", "dst": "asgi"})
-    assert "[relation_exists]" in error_text(again)
+    assert error_text(again).startswith("[relation_exists] ")
     dangling = await client.call_tool(
         "connect_entities", {"src": "fastapi", "rel": "uses", "dst": "nothing-here"}
     )
-    assert "[entity_not_found]" in error_text(dangling) and "nothing-here" in error_text(dangling)
+    assert error_text(dangling).startswith("[entity_not_found] ") and "nothing-here" in error_text(dangling)
 
     typo = structured(await client.call_tool("search_knowledge", {"query": "fastapy", "limit": 3}))
     assert typo["results"][0]["id"] == "fastapi"
@@ -184,6 +184,8 @@ async def exercise_every_tool_and_resource(client: Client) -> None:
 
     entity = await read_json(client, "knowledge://entities/tech_stack/fastapi")
     assert entity["name"] == "FastAPI" and len(entity["relations"]) == 2 and len(entity["observations"]) == 1
+    # The design document's form names the entity's type (framework) instead of its category.
+    assert await read_json(client, "knowledge://entities/framework/fastapi") == entity
     now = datetime.now(UTC)
     month = await read_json(client, f"knowledge://relations/{now:%Y}/{now:%m}")
     assert month["count"] == 2 and {r["dst"] for r in month["relations"]} == {"asgi", "starlette"}

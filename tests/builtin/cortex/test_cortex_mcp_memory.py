@@ -112,8 +112,10 @@ async def test_bad_relation_input_is_refused(knowledge_dir: Path) -> None:
         for entity_id in ("a", "b"):
             args = {"category": "concepts", "id": entity_id, "type": "concept", "name": entity_id, "desc": ""}
             structured(await client.call_tool("add_entity", args))
-        bad_rel = await client.call_tool("connect_entities", {"src": "a", "rel": "depends on", "dst": "b"})
-        assert "[invalid_input] rel 'depends on' is not valid" in error_text(bad_rel)
+        bad_rel = await client.call_tool("connect_entities", {"src": "a", "rel": "depends!on", "dst": "b"})
+        assert error_text(bad_rel).startswith("[invalid_input] rel 'depends!on' is not valid")
+        dotted = await client.call_tool("connect_entities", {"src": "a", "rel": "depends.on", "dst": "b"})
+        assert error_text(dotted).startswith("[invalid_input] rel 'depends.on' contains a dot")
         bad_src = await client.call_tool("connect_entities", {"src": "../a", "rel": "uses", "dst": "b"})
         assert "src '../a' contains a path separator" in error_text(bad_src)
     assert list((knowledge_dir / "relations").iterdir()) == []

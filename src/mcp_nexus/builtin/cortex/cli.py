@@ -175,14 +175,27 @@ def import_(
 
 @app.command()
 def serve(
-    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio")] = False,
-    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    ] = False,
+    sse: Annotated[
+        bool,
+        typer.Option(
+            "--sse", help="Serve the SSE transport at http://HOST:PORT/sse (messages to /messages/)"
+        ),
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on with --http or --sse")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8765,
     stale_days: Annotated[int, typer.Option("--stale-days", min=1)] = 30,
     directory: DirOption = None,
     categories: CategoriesOption = None,
 ) -> None:
-    """Serve the knowledge folder over MCP (stdio by default)."""
+    """Serve the knowledge folder over MCP (stdio by default, or --http, or --sse)."""
+    if http and sse:
+        typer.echo("error: choose one transport: --http or --sse", err=True)
+        raise typer.Exit(code=2)
     from mcp_nexus.builtin.cortex.server import create_server  # the SDK is only needed here
 
     chosen = [c.strip() for c in categories.split(",")] if categories else None
@@ -192,5 +205,8 @@ def serve(
         _fail(str(exc))
     if http:
         server.run("streamable-http", host=host, port=port)
+    elif sse:
+        # The SDK's SSE app turns DNS-rebinding protection on for a loopback host.
+        server.run("sse", host=host, port=port)
     else:
         server.run("stdio")

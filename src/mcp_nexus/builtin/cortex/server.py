@@ -9,19 +9,19 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
 from typing import Annotated, Any, ParamSpec, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from mcp_nexus import __version__
 from mcp_nexus.builtin.cortex.entropy import DEFAULT_DUPLICATE_THRESHOLD, build_entropy_report
-from mcp_nexus.builtin.cortex.errors import CortexError, InvalidInputError
+from mcp_nexus.builtin.cortex.errors import CortexError, EntityNotFoundError, InvalidInputError
 from mcp_nexus.builtin.cortex.records import utc_now
 from mcp_nexus.builtin.cortex.settings import default_knowledge_dir
 from mcp_nexus.builtin.cortex.store import KnowledgeStore
@@ -35,18 +35,21 @@ from mcp_nexus.builtin.cortex.validation import (
     MAX_PREDICATE_LENGTH,
     MAX_TAGS,
     MAX_TYPE_LENGTH,
-    PREDICATE_PATTERN,
+    PREDICATE_INPUT_PATTERN,
     TYPE_PATTERN,
-    check_category,
     check_id,
+    check_type,
 )
+from mcp_nexus.builtin.numeric_text import AcceptsQuotedInteger
 
 INSTRUCTIONS = """\
 A shared, append-only knowledge graph. Search before adding (search_knowledge), add an
 entity once (add_entity: ids are kebab-case slugs and never reused), record later facts
 with add_observation, and link entities with connect_entities (rel such as uses,
-depends_on). get_entropy_report shows orphans, stale nodes and near-duplicates to tidy.
-Resources: knowledge://entities/{category}/{id}, knowledge://relations/{year}/{month},
+depends_on; depends-on or dependsOn are stored as depends_on). get_entropy_report shows
+orphans, stale nodes and near-duplicates to tidy. Resources:
+knowledge://entities/{category}/{id} (or the entity's type in place of its category, e.g.
+knowledge://entities/concept/mcp-protocol), knowledge://relations/{year}/{month},
 knowledge://stats/entropy."""
 
 logger = logging.getLogger(__name__)
@@ -58,17 +61,61 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _as_tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Report deliberate cortex errors to the caller; the SDK hides any other exception."""
+def _tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _as_tool_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
+    """Report deliberate cortex errors to the caller as `[code] ...`; the SDK hides any other exception.
+
+    The error result is returned rather than raised: a raised `ToolError` reaches the
+    caller as "Error executing tool <name>: [code] ...", and the text must start with the
+    code. (A returned error result is not checked against the tool's output schema.)
+    """
 
     @wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             return fn(*args, **kwargs)
         except CortexError as exc:
-            raise ToolError(str(exc)) from exc
+            return _tool_error(str(exc))
 
     return wrapper
+
+
+def _describe_argument_errors(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problem = f"{where}: {item['msg']}"
+        if item["type"] != "missing":
+            shown = repr(item.get("input"))
+            problem += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+        problems.append(problem)
+    return "; ".join(problems)
+
+
+class CortexServer(MCPServer):
+    """The SDK's server, with argument errors reported like every other cortex error.
+
+    The SDK checks the arguments against the tool's signature before the tool runs and
+    reports a failure as "Error executing tool <name>: 1 validation error for ...". Here it
+    becomes `[invalid_input] <argument>: <rule> (got <value>)`, so every deliberate error
+    of a cortex tool starts with its code.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            logger.info("cortex: tool %r refused its arguments", name)
+            return _tool_error(
+                f"[{InvalidInputError.code}] {name}: {_describe_argument_errors(exc.__cause__)}"
+            )
 
 
 def _as_resource_errors(fn: Callable[P, str]) -> Callable[P, str]:
@@ -102,7 +149,7 @@ def create_server(
         # Reading a large folder takes seconds: start now, in the background, so the first
         # call finds it loaded (a call that comes sooner waits for the load to finish).
         threading.Thread(target=_preload, args=(store,), name="cortex-preload", daemon=True).start()
-    server: MCPServer = MCPServer(name, version=__version__, instructions=INSTRUCTIONS)
+    server: MCPServer = CortexServer(name, version=__version__, instructions=INSTRUCTIONS)
     _register_tools(server, store, stale_days, duplicate_threshold, clock)
     _register_resources(server, store, stale_days, duplicate_threshold, clock)
     return server
@@ -175,8 +222,11 @@ def _register_tools(
         rel: Annotated[
             str,
             Field(
-                description="Predicate in snake_case, e.g. uses, depends_on, part_of",
-                json_schema_extra={"pattern": PREDICATE_PATTERN, "maxLength": MAX_PREDICATE_LENGTH},
+                description=(
+                    "Predicate, e.g. uses, depends_on, part_of; stored in snake_case, so "
+                    "depends-on, 'depends on' and dependsOn are all recorded as depends_on"
+                ),
+                json_schema_extra={"pattern": PREDICATE_INPUT_PATTERN, "maxLength": MAX_PREDICATE_LENGTH},
             ),
         ],
         dst: entity_id,
@@ -185,13 +235,15 @@ def _register_tools(
             Field(description="Why or where this holds", json_schema_extra={"maxLength": MAX_CONTEXT_LENGTH}),
         ] = "",
     ) -> dict[str, Any]:
-        """Record the relation src -rel-> dst between two existing entities."""
+        """Record the relation src -rel-> dst between two existing entities (rel is stored in snake_case)."""
         return store.connect(src, rel, dst, context).to_json()
 
     @_as_tool_errors
     def search_knowledge(
         query: Annotated[str, Field(description="Words to look for; typos are tolerated", min_length=1)],
-        limit: Annotated[int, Field(description="Most hits to return", ge=1, le=100)] = 10,
+        limit: Annotated[
+            int, Field(description="Most hits to return", ge=1, le=100), AcceptsQuotedInteger()
+        ] = 10,
     ) -> dict[str, Any]:
         """Fuzzy, ranked search over entity names, descriptions, tags and observations."""
         with store.snapshot():
@@ -227,7 +279,9 @@ def _register_tools(
     @_as_tool_errors
     def open_entities(
         ids: Annotated[list[str], Field(description="Entity ids", min_length=1, max_length=MAX_OPEN_IDS)],
-        relation_limit: Annotated[int, Field(description="Most relations to return", ge=0, le=5_000)] = 200,
+        relation_limit: Annotated[
+            int, Field(description="Most relations to return", ge=0, le=5_000), AcceptsQuotedInteger()
+        ] = 200,
     ) -> dict[str, Any]:
         """Entities with their observations, plus the relations touching any of them."""
         with store.snapshot():
@@ -252,9 +306,13 @@ def _register_tools(
     @_as_tool_errors
     def read_graph(
         limit: Annotated[
-            int, Field(description="Most entities and relations to return", ge=1, le=5_000)
+            int,
+            Field(description="Most entities and relations to return", ge=1, le=5_000),
+            AcceptsQuotedInteger(),
         ] = 100,
-        offset: Annotated[int, Field(description="Entities and relations to skip (paging)", ge=0)] = 0,
+        offset: Annotated[
+            int, Field(description="Entities and relations to skip (paging)", ge=0), AcceptsQuotedInteger()
+        ] = 0,
     ) -> dict[str, Any]:
         """A page of the whole graph, oldest records first, with the totals."""
         with store.snapshot():
@@ -287,21 +345,23 @@ def _register_resources(
     duplicate_threshold: float,
     clock: Callable[[], datetime],
 ) -> None:
-    # The issue names the first segment {type}; paths are by category, so it is the
-    # entity's category (concepts, tech_stack, ...), which together with the id is unique.
+    # The design names the first segment {type} (knowledge://entities/concept/mcp-protocol);
+    # entities are stored by category. Either one is accepted: see `_check_entity_segment`.
     @server.resource(
         "knowledge://entities/{category}/{id}",
         name="entity",
-        description="One entity as JSON: its fields, observations and relations",
+        description=(
+            "One entity as JSON: its fields, observations and relations. The first segment is the "
+            "entity's category (concepts, tech_stack, ...) or its type (concept, framework, ...)"
+        ),
         mime_type="application/json",
     )
     @_as_resource_errors
     def entity_resource(category: str, id: str) -> str:
-        category = check_category(category, _known_categories(store))
+        segment = check_type(category)  # the wider of the two patterns; refuses traversal and look-alikes
         with store.snapshot():
             entity = store.get(id)
-            if entity.category != category:
-                raise InvalidInputError(f"entity {id!r} is in category {entity.category!r}, not {category!r}")
+            _check_entity_segment(segment, entity.id, entity.category, entity.type)
             view = entity.to_json()
             view["relations"] = [relation.to_json() for relation in store.relations_of(entity.id)]
         return json.dumps(view, ensure_ascii=False, indent=2)
@@ -337,7 +397,18 @@ def _register_resources(
         return json.dumps(report, ensure_ascii=False, indent=2)
 
 
-def _known_categories(store: KnowledgeStore) -> Sequence[str]:
-    """Configured categories plus any found on disk (entities there stay readable)."""
-    on_disk = [category for category, _ in store.layout.category_files()]
-    return list(dict.fromkeys([*store.categories, *on_disk]))
+def _check_entity_segment(segment: str, entity_id: str, category: str, entity_type: str) -> None:
+    """The first segment of an entity URI must name the entity's category or its type.
+
+    Ids are unique across the folder, so the id alone picks the entity and the segment can
+    never select a different one: it only has to agree with it. A word that is both a
+    category and a type (a category `person` beside entities of type `person` filed in
+    `people`) is therefore never ambiguous: it reads the entity if it is either.
+    """
+    if segment in (category, entity_type):
+        return
+    raise EntityNotFoundError(
+        f"entity {entity_id!r} is in category {category!r} and has type {entity_type!r}, "
+        f"neither is {segment!r}: read knowledge://entities/{category}/{entity_id} "
+        f"or knowledge://entities/{entity_type}/{entity_id}"
+    )

@@ -72,6 +72,7 @@ from mcp_nexus.builtin.cortex.validation import (
     check_text,
     check_type,
     check_year_month,
+    normalize_predicate,
 )
 
 logger = logging.getLogger(__name__)
@@ -526,7 +527,7 @@ class Transaction:
 
     def connect(self, src: str, rel: str, dst: str, context: str = "") -> Relation:
         src = check_id(src, "src")
-        rel = check_predicate(rel)
+        rel = normalize_predicate(rel)
         dst = check_id(dst, "dst")
         context = check_text(context, "context", MAX_CONTEXT_LENGTH, required=False)
         for end, entity_id in (("src", src), ("dst", dst)):

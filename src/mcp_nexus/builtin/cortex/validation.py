@@ -29,7 +29,9 @@ MAX_TAG_LENGTH = 64
 # Published in the tools' input schemas; the same rules are enforced below.
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 CATEGORY_PATTERN = r"^[a-z][a-z0-9_]*$"
-PREDICATE_PATTERN = r"^[a-z][a-z0-9_]*$"
+PREDICATE_PATTERN = r"^[a-z][a-z0-9_]*$"  # the stored form
+# What `connect_entities` accepts, turned into the stored form by `normalize_predicate`.
+PREDICATE_INPUT_PATTERN = r"^[A-Za-z][A-Za-z0-9 _-]*$"
 TYPE_PATTERN = r"^[a-z][a-z0-9_-]*$"
 
 _ID_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -37,6 +39,9 @@ ID_REGEX = _ID_RE  # for hot loops that inline check_id's fast path (then call i
 _CATEGORY_RE = re.compile(r"[a-z][a-z0-9_]*")
 _PREDICATE_RE = re.compile(r"[a-z][a-z0-9_]*")
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_-]*")
+_PREDICATE_INPUT_RE = re.compile(r"[A-Za-z][A-Za-z0-9 _-]*")
+_CAMEL_CASE_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_PREDICATE_SEPARATORS_RE = re.compile(r"[ _-]+")
 
 # C0/C1 controls, and the bidirectional overrides that make text display differently
 # from what it is ("Trojan Source"). Newlines and tabs are allowed in long text only.
@@ -103,7 +108,7 @@ def check_category(value: Any, categories: Sequence[str]) -> str:
 
 
 def check_predicate(value: Any) -> str:
-    """A relation predicate such as `uses` or `depends_on`."""
+    """A relation predicate in its stored form, such as `uses` or `depends_on`."""
     return _check_slug(
         value,
         "rel",
@@ -111,6 +116,31 @@ def check_predicate(value: Any) -> str:
         MAX_PREDICATE_LENGTH,
         "lowercase a-z, 0-9 and '_' (starting with a letter), e.g. 'depends_on'",
     )
+
+
+def normalize_predicate(value: Any) -> str:
+    """A predicate as a caller may spell it, in its stored snake_case form.
+
+    `depends-on`, `depends on`, `Depends_On`, `DEPENDS-ON` and `dependsOn` all become
+    `depends_on`: letters, digits, spaces, '-' and '_' starting with a letter
+    (`PREDICATE_INPUT_PATTERN`), camelCase split into words, words joined by one '_'.
+    Anything else (a dot, a slash, a non-ASCII look-alike, a leading digit) is refused
+    with the same reasons as `check_predicate`.
+    """
+    spelled = _check_slug(
+        value,
+        "rel",
+        _PREDICATE_INPUT_RE,
+        MAX_PREDICATE_LENGTH,
+        "letters, digits, spaces, '-' and '_', starting with a letter, e.g. 'depends_on' or 'depends-on'",
+    )
+    words = _CAMEL_CASE_BOUNDARY_RE.sub("_", spelled)
+    stored = _PREDICATE_SEPARATORS_RE.sub("_", words).strip("_").lower()
+    if len(stored) > MAX_PREDICATE_LENGTH:  # camelCase gains a '_' per word
+        raise InvalidInputError(
+            f"rel {spelled!r} is stored as {len(stored)} characters; the limit is {MAX_PREDICATE_LENGTH}"
+        )
+    return check_predicate(stored)
 
 
 def check_type(value: Any) -> str:

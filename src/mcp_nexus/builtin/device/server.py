@@ -23,6 +23,7 @@ from mcp_nexus.builtin.device.system_info import SystemInfo, collect_system_info
 from mcp_nexus.builtin.device.volume import VolumeBackend, VolumeReading
 from mcp_nexus.builtin.device.volume.amixer import DEFAULT_CONTROL
 from mcp_nexus.builtin.device.volume.pactl import DEFAULT_SINK
+from mcp_nexus.builtin.numeric_text import AcceptsQuotedInteger
 
 SERVER_NAME = "nexus-device"
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -30,7 +31,8 @@ _SETTER = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 
-Percent = Annotated[int, Field(ge=0, le=100)]
+# LLM clients often quote numbers: "40" is taken as 40 (the gateway's argument check agrees).
+Percent = Annotated[int, Field(ge=0, le=100), AcceptsQuotedInteger()]
 
 
 def _answer(sentence: str, reading: BaseModel) -> CallToolResult:
