@@ -128,6 +128,21 @@ def direct_http(port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
         yield proc
 
 
+@contextlib.contextmanager
+def explain_failure(log: Path, lines: int = 20) -> Iterator[None]:
+    """If the block fails, show the end of the log its processes wrote (it lives in a temporary folder)."""
+    try:
+        yield
+    except BaseException:
+        print_log_tail(log, lines)
+        raise
+
+
+def print_log_tail(log: Path, lines: int = 20) -> None:
+    tail = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else ["(no log)"]
+    print(f"--- last lines of {log.name}:", *tail, "---", sep="\n", file=sys.stderr)
+
+
 def rss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 2**20
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, tmp: Path) -> bool:
     results = []
     if args.only in (None, "http"):
         port = bench.free_port()
-        with bench.nexus_http(config, port, tmp / "gw.log") as gateway:
+        with bench.explain_failure(tmp / "gw.log"), bench.nexus_http(config, port, tmp / "gw.log") as gateway:
             before = bench.rss_mb(gateway.pid)
             result = asyncio.run(http_load(f"http://127.0.0.1:{port}/mcp", args.calls, args.concurrency))
             after = bench.rss_mb(gateway.pid)
@@ -62,15 +62,19 @@ def run(args: argparse.Namespace, tmp: Path) -> bool:
         print(result.report(f"http, {args.concurrency} clients"))
         print(rss_line(before, after))
         if not alive:
-            tail = (tmp / "gw.log").read_text(errors="replace").splitlines()[-15:]
-            print(f"{'':<34} ! the gateway exited during the load; its log ends:", *tail, sep="\n")
+            print(f"{'':<34} ! the gateway exited during the load")
+        if not (result.clean and alive):
+            bench.print_log_tail(tmp / "gw.log")
         results.append(result.clean and alive)
     if args.only in (None, "stdio"):
-        result, before, after = asyncio.run(
-            stdio_load(config, args.calls, args.concurrency, tmp / "stdio.log")
-        )
+        with bench.explain_failure(tmp / "stdio.log"):
+            result, before, after = asyncio.run(
+                stdio_load(config, args.calls, args.concurrency, tmp / "stdio.log")
+            )
         print(result.report(f"stdio, {args.concurrency} in flight"))
         print(rss_line(before, after))
+        if not result.clean:
+            bench.print_log_tail(tmp / "stdio.log")
         results.append(result.clean)
     clean = all(results)
     print("checks: 0 lost, 0 misrouted" if clean else "checks FAILED: see the counts above")

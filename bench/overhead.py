@@ -1,6 +1,6 @@
 """Gateway overhead: sequential tools/call to a trivial tool, direct vs through Nexus, side by side in one run.
 
-    .venv/bin/python bench/overhead.py [--calls 1000] [--rounds 10] [--no-in-process]
+    .venv/bin/python bench/overhead.py [--calls 1000] [--rounds 10] [--runs 3] [--no-in-process]
 
 Every variant uses the same client (the SDK's `Client`, handshake era, as IDEs speak) and
 the same upstream program (tests/support/demo_server.py, tool `echo`); the variants of
@@ -97,72 +97,105 @@ async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]
         return samples["raw"], samples["full"]
 
 
-def run(args: argparse.Namespace, tmp: Path) -> None:
+DIRECT = "direct (client -> stdio upstream)"
+RELAY = "bare pipe relay (floor)"
+NEXUS_STDIO = ("nexus stdio, upstream auto", "nexus stdio, upstream legacy")
+DIRECT_HTTP = "direct http (client -> http server)"
+NEXUS_HTTP = "nexus http, upstream legacy"
+
+
+def measure_once(args: argparse.Namespace, tmp: Path) -> dict[str, list[float]]:
+    """One run of every variant: the stdio group, then the HTTP group, each interleaved."""
     # The client always speaks the handshake era (as IDEs do). The upstream, an SDK 2.x
     # server, speaks whatever Nexus negotiates: 2026-07-28 by default ("auto"), or the
     # handshake era with "protocol": "legacy" - the like-for-like pair with `direct`.
     auto = bench.write_gateway_config(tmp / "auto.json", protocol="auto")
     legacy = bench.write_gateway_config(tmp / "legacy.json", protocol="legacy")
-    stdio = asyncio.run(stdio_group(legacy, auto, args.calls, args.rounds, tmp / "stdio-stderr.log"))
-
+    stdio_log = tmp / "stdio-stderr.log"
+    with bench.explain_failure(stdio_log):
+        samples = asyncio.run(stdio_group(legacy, auto, args.calls, args.rounds, stdio_log))
     port, direct_port = bench.free_port(), bench.free_port()
     with (
+        bench.explain_failure(tmp / "gw.log"),
         bench.nexus_http(legacy, port, tmp / "gw.log"),
         bench.direct_http(direct_port, tmp / "direct-http.log"),
     ):
         urls = {
-            "direct http (client -> http server)": f"http://127.0.0.1:{direct_port}/mcp",
-            "nexus http, upstream legacy": f"http://127.0.0.1:{port}/mcp",
+            DIRECT_HTTP: f"http://127.0.0.1:{direct_port}/mcp",
+            NEXUS_HTTP: f"http://127.0.0.1:{port}/mcp",
         }
-        http = asyncio.run(http_group(urls, args.calls, args.rounds))
+        samples.update(asyncio.run(http_group(urls, args.calls, args.rounds)))
+    return samples
 
-    raw_full: tuple[list[float], list[float]] | None = None
-    skipped = "--no-in-process"
-    if args.in_process:
-        try:
-            raw_full = asyncio.run(in_process(legacy, args.calls))
-        except (ImportError, AttributeError, KeyError, TypeError) as exc:
-            skipped = f"Nexus internals moved ({type(exc).__name__}: {exc}); port in_process() to the new API"
 
-    print(
-        f"{args.calls} sequential tools/call of a trivial tool per variant, {args.rounds} interleaved rounds "
-        f"(python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})"
-    )
-    direct = statistics.median(stdio["direct (client -> stdio upstream)"])
-    for name, samples in stdio.items():
-        print(bench.latency_row(name, samples, None if name.startswith("direct") else direct))
-    direct_http = statistics.median(http["direct http (client -> http server)"])
-    for name, samples in http.items():
-        print(bench.latency_row(name, samples, None if name.startswith("direct") else direct_http))
+def ratios(samples: dict[str, list[float]]) -> dict[str, float]:
+    """The ratios of medians the hot path is judged by."""
+    median = {name: statistics.median(series) for name, series in samples.items()}
+    found = {f"{name} / direct": median[name] / median[DIRECT] for name in NEXUS_STDIO}
+    found["nexus http / direct http (sequential)"] = median[NEXUS_HTTP] / median[DIRECT_HTTP]
+    found["bare pipe relay / direct"] = median[RELAY] / median[DIRECT]
+    found |= {f"{name} / bare pipe relay": median[name] / median[RELAY] for name in NEXUS_STDIO}
+    return found
 
-    relay = statistics.median(stdio["bare pipe relay (floor)"])
+
+def print_run(samples: dict[str, list[float]]) -> None:
+    median = {name: statistics.median(series) for name, series in samples.items()}
+    for name, series in samples.items():
+        baseline = None if name.startswith("direct") else median[DIRECT_HTTP if "http" in name else DIRECT]
+        print(bench.latency_row(name, series, baseline))
+    found = ratios(samples)
     print("targets (median ratios):")
-    for name in ("nexus stdio, upstream auto", "nexus stdio, upstream legacy"):
-        median = statistics.median(stdio[name])
-        print(f"  {name + ' / direct':<50} {bench.verdict(median / direct, STDIO_TARGET)}")
-    nexus_http = statistics.median(http["nexus http, upstream legacy"])
+    for name in NEXUS_STDIO:
+        print(f"  {name + ' / direct':<50} {bench.verdict(found[name + ' / direct'], STDIO_TARGET)}")
+    name = "nexus http / direct http (sequential)"
+    print(f"  {name:<50} {bench.verdict(found[name], HTTP_TARGET)}")
+    print("the floor, and Nexus's own share above it:")
+    extra = (median[RELAY] - median[DIRECT]) * 1000
     print(
-        f"  {'nexus http / direct http (sequential)':<50} {bench.verdict(nexus_http / direct_http, HTTP_TARGET)}"
+        f"  {'bare pipe relay / direct':<50} {found['bare pipe relay / direct']:5.2f}x  ({extra:+.3f} ms per call)"
     )
-    print("the floor and Nexus's own share above it:")
-    print(
-        f"  {'bare pipe relay / direct':<50} {relay / direct:5.2f}x  (+{(relay - direct) * 1000:.3f} ms per call)"
-    )
-    for name in ("nexus stdio, upstream auto", "nexus stdio, upstream legacy"):
-        median = statistics.median(stdio[name])
+    for name in NEXUS_STDIO:
+        own = (median[name] - median[RELAY]) * 1000
         print(
-            f"  {name + ' / bare pipe relay':<50} {median / relay:5.2f}x  "
-            f"(+{(median - relay) * 1000:.3f} ms per call is Nexus's own)"
+            f"  {name + ' / bare pipe relay':<50} {found[name + ' / bare pipe relay']:5.2f}x  ({own:+.3f} ms per call)"
         )
 
-    if raw_full is None:
-        print(f"in one process: not measured ({skipped})")
-    else:
-        raw, full = raw_full
-        print("in one process, same upstream pipe (the gateway's own cost, no extra process hop):")
-        print(bench.latency_row("raw JSON-RPC request on the pipe", raw, None))
-        print(bench.latency_row("Gateway.call_tool (full pipeline)", full, statistics.median(raw)))
+
+def print_in_process(args: argparse.Namespace, tmp: Path) -> None:
+    if not args.in_process:
+        print("in one process: not measured (--no-in-process)")
+        return
+    legacy = bench.write_gateway_config(tmp / "in-process.json", protocol="legacy")
+    try:
+        raw, full = asyncio.run(in_process(legacy, args.calls))
+    except (ImportError, AttributeError, KeyError, TypeError) as exc:
+        print(
+            f"in one process: not measured: Nexus internals moved ({type(exc).__name__}: {exc}); port in_process()"
+        )
+        return
+    print("in one process, same upstream pipe (the gateway's own cost, no extra process hop):")
+    print(bench.latency_row("raw JSON-RPC request on the pipe", raw, None))
+    print(bench.latency_row("Gateway.call_tool (full pipeline)", full, statistics.median(raw)))
+
+
+def run(args: argparse.Namespace, tmp: Path) -> None:
+    print(
+        f"{args.calls} sequential tools/call of a trivial tool per variant, {args.rounds} interleaved rounds, "
+        f"{args.runs} run(s) (python {sys.version.split()[0]}, {os.cpu_count()} cpus)",
+        flush=True,
+    )
+    every_run = []
+    for number in range(1, args.runs + 1):
+        samples = measure_once(args, tmp)
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"--- run {number} of {args.runs} (load average {load})")
+        print_run(samples)
+        every_run.append(ratios(samples))
+    if args.runs > 1:
+        print(f"--- ratios of every run (runs 1..{args.runs})")
+        for name in every_run[0]:
+            print(f"  {name:<50} " + " / ".join(f"{found[name]:.2f}" for found in every_run))
+    print_in_process(args, tmp)
 
 
 def main() -> None:
@@ -171,6 +204,9 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=1000, help="sequential calls per variant (default 1000)")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds the calls are split into")
+    parser.add_argument(
+        "--runs", type=int, default=1, help="repeat the whole measurement (e.g. 3 for the record)"
+    )
     parser.add_argument(
         "--no-in-process", dest="in_process", action="store_false", help="skip the in-process measurement"
     )

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace, tmp: Path) -> bool:
     config = bench.write_gateway_config(tmp / "gateway.json", protocol=args.protocol)
     port, direct_port = bench.free_port(), bench.free_port()
     with (
+        bench.explain_failure(tmp / "gw.log"),
         bench.nexus_http(config, port, tmp / "gw.log"),
         bench.direct_http(direct_port, tmp / "direct-http.log"),
     ):
@@ -91,9 +92,10 @@ def run(args: argparse.Namespace, tmp: Path) -> bool:
         }
         http = asyncio.run(http_pair(urls, args.clients, args.calls, args.rounds))
     commands = {"direct stdio": bench.UPSTREAM, "nexus stdio": bench.nexus_stdio_command(config)}
-    stdio = asyncio.run(
-        stdio_pair(commands, args.in_flight, args.stdio_calls, args.rounds, tmp / "stdio.log")
-    )
+    with bench.explain_failure(tmp / "stdio.log"):
+        stdio = asyncio.run(
+            stdio_pair(commands, args.in_flight, args.stdio_calls, args.rounds, tmp / "stdio.log")
+        )
 
     print(
         f"throughput, {args.rounds} interleaved rounds, upstream protocol {args.protocol} "
