@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +38,8 @@ import psutil  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http  # noqa: E402
-
-__all__ = ["VENV_BIN", "child_env", "free_port", "running", "wait_for_http"]
+# free_port is imported for the scripts (bench.free_port), not used here
+from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http  # noqa: E402, F401
 
 INSTANCE = "bench"
 UPSTREAM = [sys.executable, "-m", "support.demo_server", INSTANCE]
@@ -114,9 +114,12 @@ def nexus_http_command(config: Path, port: int) -> list[str]:
 
 @contextlib.contextmanager
 def nexus_http(config: Path, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """`nexus serve` on 127.0.0.1:port, ready (healthz answers) when entered, stopped when left."""
+    """`nexus serve` on 127.0.0.1:port, its documented endpoint answering when entered, stopped when left.
+
+    (The clients then wait until `echo` is listed: upstreams may join after the gateway serves.)
+    """
     with running(nexus_http_command(config, port), log=log) as proc:
-        wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
+        wait_for_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
         yield proc
 
 
@@ -155,6 +158,11 @@ def percentile(samples: Sequence[float], q: float) -> float:
     ordered = sorted(samples)
     rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
     return ordered[rank - 1]
+
+
+def split(calls: int, rounds: int) -> list[int]:
+    """`calls` shared as evenly as can be among `rounds` rounds."""
+    return [calls // rounds + (1 if r < calls % rounds else 0) for r in range(rounds)]
 
 
 def ms(seconds: float) -> str:
@@ -197,14 +205,31 @@ async def call_echo(client: Client, text: str) -> None:
         raise AssertionError(f"echo({text!r}) answered {got!r} (is_error={result.is_error})")
 
 
+# Upstreams may join after a gateway already serves (startup need not wait for a slow server):
+# a benchmark starts only once `echo` is listed, never on the first call's luck.
+READY_TIMEOUT = 60.0
+
+
+async def wait_until_listed(list_names: Callable[[], Awaitable[set[str]]], what: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while "echo" not in await list_names():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not list the tool `echo` within {READY_TIMEOUT:.0f} s")
+        await asyncio.sleep(0.1)
+
+
+async def sdk_tool_names(client: Client) -> set[str]:
+    return {tool.name for tool in (await client.list_tools(cache_mode="bypass")).tools}
+
+
 async def interleaved_rounds(clients: dict[str, Client], calls: int, rounds: int) -> dict[str, list[float]]:
     """`calls` sequential echo calls per client, in rounds A B C A B C ... so drift hits every variant alike."""
-    for client in clients.values():
+    for name, client in clients.items():
+        await wait_until_listed(functools.partial(sdk_tool_names, client), name)
         for _ in range(20):  # warm-up: imports, caches and first-call paths
             await call_echo(client, "warm-up")
     samples: dict[str, list[float]] = {name: [] for name in clients}
-    per_round = [calls // rounds + (1 if r < calls % rounds else 0) for r in range(rounds)]
-    for count in per_round:
+    for count in split(calls, rounds):
         for name, client in clients.items():
             for _ in range(count):
                 started = time.perf_counter()
@@ -287,6 +312,11 @@ def _echo_text(message: dict[str, Any]) -> str | None:
     return None
 
 
+def _names_in(answer: dict[str, Any] | None) -> set[str]:
+    tools = (answer or {}).get("result", {}).get("tools", [])
+    return {str(tool.get("name")) for tool in tools if isinstance(tool, dict)}
+
+
 def _check_answer(result: LoadResult, message: dict[str, Any], payload: str, started: float) -> None:
     text = _echo_text(message)
     if text == expected_echo(payload):
@@ -347,6 +377,12 @@ class HttpMcpClient:
         if done.status_code >= 300:
             raise AssertionError(f"notifications/initialized at {self.url}: HTTP {done.status_code}")
 
+    async def tool_names(self) -> set[str]:
+        message = {"jsonrpc": "2.0", "id": "list", "method": "tools/list", "params": {}}
+        response = await self.http.post(self.url, json=message, headers=self.headers)
+        answer = self.answer_in(response, "list") if response.status_code == 200 else None
+        return _names_in(answer)
+
     @staticmethod
     def answer_in(response: httpx2.Response, request_id: int | str) -> dict[str, Any] | None:
         """The JSON-RPC answer to request_id in a JSON or an SSE body (progress or log messages may precede it)."""
@@ -395,6 +431,7 @@ async def http_clients(url: str, count: int, timeout: float = 60.0) -> AsyncIter
     clients = [HttpMcpClient(url, timeout) for _ in range(count)]
     try:
         await asyncio.gather(*(client.open() for client in clients))
+        await wait_until_listed(clients[0].tool_names, url)
         yield clients
     finally:
         await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
@@ -450,7 +487,16 @@ class StdioPeer:
         if "result" not in message:
             raise AssertionError(f"initialize failed: {message}")
         self.send(INITIALIZED)
+        await wait_until_listed(self.tool_names, " ".join(self.command[:3]))
         return self
+
+    async def tool_names(self) -> set[str]:
+        """tools/list, answered before anything else is sent (only used before the load starts)."""
+        self.send({"jsonrpc": "2.0", "id": "list", "method": "tools/list", "params": {}})
+        while True:
+            message = await self.read(timeout=60)
+            if message is not None and message.get("id") == "list":
+                return _names_in(message)
 
     async def __aexit__(self, *exc: object) -> None:
         process = self.process

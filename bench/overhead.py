@@ -15,11 +15,14 @@ one group run in interleaved rounds (A B C D A B C D ...) so machine drift hits 
   HTTP group (baseline: direct http)
     direct http            client -> the same server program serving streamable HTTP itself
     nexus http             client -> `nexus serve` (HTTP frontend) -> upstream over stdio (legacy)
+    ..., lean client       both again from a lean JSON-RPC client (bench/_common.py) instead of the
+                           SDK's, whose own per-call cost on HTTP blurs the servers' difference
   in one process (optional, uses Nexus internals: skipped with a note if they moved)
     raw JSON-RPC request on the upstream pipe vs `Gateway.call_tool` (every pipeline step)
 
 Prints median/p95/p99 per call, ratios of medians, and the targets of the hot path:
-stdio frontend -> stdio upstream <= 1.25x direct; HTTP frontend <= 1.25x a direct HTTP server.
+stdio frontend -> stdio upstream <= 1.25x direct; HTTP frontend <= 1.25x a direct HTTP server
+(sequential). `--runs 3` repeats the whole measurement and ends with every run's ratios.
 Ratios are what to compare between runs; absolute times drift with the machine's load.
 """
 
@@ -41,14 +44,29 @@ STDIO_TARGET = 1.25
 HTTP_TARGET = 1.25
 
 
+DIRECT = "direct (client -> stdio upstream)"
+RELAY = "bare pipe relay (floor)"
+NEXUS_STDIO = ("nexus stdio, upstream auto", "nexus stdio, upstream legacy")
+DIRECT_HTTP = "direct http (client -> http server)"
+NEXUS_HTTP = "nexus http, upstream legacy"
+LEAN = ", lean client"
+# Each row's baseline: the like-for-like direct path.
+BASELINE = {
+    RELAY: DIRECT,
+    **dict.fromkeys(NEXUS_STDIO, DIRECT),
+    NEXUS_HTTP: DIRECT_HTTP,
+    NEXUS_HTTP + LEAN: DIRECT_HTTP + LEAN,
+}
+
+
 async def stdio_group(
     legacy: Path, auto: Path, calls: int, rounds: int, errlog_path: Path
 ) -> dict[str, list[float]]:
     commands = {
-        "direct (client -> stdio upstream)": bench.UPSTREAM,
-        "bare pipe relay (floor)": [*bench.PIPE_RELAY, *bench.UPSTREAM],
-        "nexus stdio, upstream legacy": bench.nexus_stdio_command(legacy),
-        "nexus stdio, upstream auto": bench.nexus_stdio_command(auto),
+        DIRECT: bench.UPSTREAM,
+        RELAY: [*bench.PIPE_RELAY, *bench.UPSTREAM],
+        NEXUS_STDIO[1]: bench.nexus_stdio_command(legacy),
+        NEXUS_STDIO[0]: bench.nexus_stdio_command(auto),
     }
     with open(errlog_path, "w") as errlog:
         async with AsyncExitStack() as stack:
@@ -62,6 +80,28 @@ async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str,
     async with AsyncExitStack() as stack:
         clients = {name: await bench.open_http_client(stack, url) for name, url in urls.items()}
         return await bench.interleaved_rounds(clients, calls, rounds)
+
+
+async def lean_http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:
+    """The same sequential calls from a lean JSON-RPC client (bench/_common.py), checked like the load tests.
+
+    The SDK client spends more per call than either server on HTTP; without it the ratio
+    shows the servers' own difference more sharply.
+    """
+    async with AsyncExitStack() as stack:
+        clients = {
+            name: await stack.enter_async_context(bench.http_clients(url, 1)) for name, url in urls.items()
+        }
+        results = {name: bench.LoadResult() for name in urls}
+        for group in clients.values():
+            await bench.http_load(group, 20)  # warm-up
+        for count in bench.split(calls, rounds):
+            for name, group in clients.items():
+                results[name].merge(await bench.http_load(group, count))
+    for name, result in results.items():
+        if not result.clean:
+            raise AssertionError(result.report(name))
+    return {name + LEAN: result.latencies for name, result in results.items()}
 
 
 async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]]:
@@ -97,15 +137,8 @@ async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]
         return samples["raw"], samples["full"]
 
 
-DIRECT = "direct (client -> stdio upstream)"
-RELAY = "bare pipe relay (floor)"
-NEXUS_STDIO = ("nexus stdio, upstream auto", "nexus stdio, upstream legacy")
-DIRECT_HTTP = "direct http (client -> http server)"
-NEXUS_HTTP = "nexus http, upstream legacy"
-
-
 def measure_once(args: argparse.Namespace, tmp: Path) -> dict[str, list[float]]:
-    """One run of every variant: the stdio group, then the HTTP group, each interleaved."""
+    """One run of every variant: the stdio group, then the HTTP groups, each interleaved."""
     # The client always speaks the handshake era (as IDEs do). The upstream, an SDK 2.x
     # server, speaks whatever Nexus negotiates: 2026-07-28 by default ("auto"), or the
     # handshake era with "protocol": "legacy" - the like-for-like pair with `direct`.
@@ -125,14 +158,16 @@ def measure_once(args: argparse.Namespace, tmp: Path) -> dict[str, list[float]]:
             NEXUS_HTTP: f"http://127.0.0.1:{port}/mcp",
         }
         samples.update(asyncio.run(http_group(urls, args.calls, args.rounds)))
+        samples.update(asyncio.run(lean_http_group(urls, args.calls, args.rounds)))
     return samples
 
 
 def ratios(samples: dict[str, list[float]]) -> dict[str, float]:
-    """The ratios of medians the hot path is judged by."""
+    """The ratios of medians the hot path is judged by, and the floor."""
     median = {name: statistics.median(series) for name, series in samples.items()}
     found = {f"{name} / direct": median[name] / median[DIRECT] for name in NEXUS_STDIO}
     found["nexus http / direct http (sequential)"] = median[NEXUS_HTTP] / median[DIRECT_HTTP]
+    found["  the same, lean client"] = median[NEXUS_HTTP + LEAN] / median[DIRECT_HTTP + LEAN]
     found["bare pipe relay / direct"] = median[RELAY] / median[DIRECT]
     found |= {f"{name} / bare pipe relay": median[name] / median[RELAY] for name in NEXUS_STDIO}
     return found
@@ -141,24 +176,23 @@ def ratios(samples: dict[str, list[float]]) -> dict[str, float]:
 def print_run(samples: dict[str, list[float]]) -> None:
     median = {name: statistics.median(series) for name, series in samples.items()}
     for name, series in samples.items():
-        baseline = None if name.startswith("direct") else median[DIRECT_HTTP if "http" in name else DIRECT]
-        print(bench.latency_row(name, series, baseline))
+        print(bench.latency_row(name, series, median[BASELINE[name]] if name in BASELINE else None, width=50))
     found = ratios(samples)
     print("targets (median ratios):")
     for name in NEXUS_STDIO:
         print(f"  {name + ' / direct':<50} {bench.verdict(found[name + ' / direct'], STDIO_TARGET)}")
-    name = "nexus http / direct http (sequential)"
-    print(f"  {name:<50} {bench.verdict(found[name], HTTP_TARGET)}")
+    for name in ("nexus http / direct http (sequential)", "  the same, lean client"):
+        print(f"  {name:<50} {bench.verdict(found[name], HTTP_TARGET)}")
     print("the floor, and Nexus's own share above it:")
-    extra = (median[RELAY] - median[DIRECT]) * 1000
-    print(
-        f"  {'bare pipe relay / direct':<50} {found['bare pipe relay / direct']:5.2f}x  ({extra:+.3f} ms per call)"
-    )
-    for name in NEXUS_STDIO:
-        own = (median[name] - median[RELAY]) * 1000
-        print(
-            f"  {name + ' / bare pipe relay':<50} {found[name + ' / bare pipe relay']:5.2f}x  ({own:+.3f} ms per call)"
-        )
+    for name in ("bare pipe relay / direct", *(n + " / bare pipe relay" for n in NEXUS_STDIO)):
+        print(f"  {name:<50} {found[name]:5.2f}x  ({own_ms(median, name):+.3f} ms per call)")
+
+
+def own_ms(median: dict[str, float], ratio_name: str) -> float:
+    """What the upper side of a `X / Y` ratio costs above Y, per call, in ms."""
+    upper, lower = ratio_name.split(" / ")
+    names = {"bare pipe relay": RELAY, "direct": DIRECT}
+    return (median[names.get(upper, upper)] - median[names.get(lower, lower)]) * 1000
 
 
 def print_in_process(args: argparse.Namespace, tmp: Path) -> None:

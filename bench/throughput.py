@@ -48,7 +48,7 @@ async def http_pair(
             warm = await bench.http_load(group, 5 * clients)
             if not warm.clean:
                 results[name].merge(warm)
-        for count in split(calls, rounds):
+        for count in bench.split(calls, rounds):
             for name, group in sessions.items():
                 results[name].merge(await bench.http_load(group, count))
     return results
@@ -68,14 +68,10 @@ async def stdio_pair(
                 warm = await peer.pipeline(2 * in_flight, in_flight)
                 if not warm.clean:
                     results[name].merge(warm)
-            for count in split(calls, rounds):
+            for count in bench.split(calls, rounds):
                 for name, peer in peers.items():
                     results[name].merge(await peer.pipeline(count, in_flight))
     return results
-
-
-def split(calls: int, rounds: int) -> list[int]:
-    return [calls // rounds + (1 if r < calls % rounds else 0) for r in range(rounds)]
 
 
 def run(args: argparse.Namespace, tmp: Path) -> bool:
