@@ -223,14 +223,22 @@ async def sdk_tool_names(client: Client) -> set[str]:
 
 
 async def interleaved_rounds(clients: dict[str, Client], calls: int, rounds: int) -> dict[str, list[float]]:
-    """`calls` sequential echo calls per client, in rounds A B C A B C ... so drift hits every variant alike."""
+    """`calls` sequential echo calls per client in interleaved rounds, so drift hits every variant alike.
+
+    The order rotates each round (A B C, B C A, C A B, ...) and a short pause separates the
+    blocks, so no variant always inherits the after-work (GC, log writes, session cleanup)
+    of the same heavier neighbour.
+    """
     for name, client in clients.items():
         await wait_until_listed(functools.partial(sdk_tool_names, client), name)
         for _ in range(20):  # warm-up: imports, caches and first-call paths
             await call_echo(client, "warm-up")
     samples: dict[str, list[float]] = {name: [] for name in clients}
-    for count in split(calls, rounds):
-        for name, client in clients.items():
+    names = list(clients)
+    for number, count in enumerate(split(calls, rounds)):
+        for name in names[number % len(names) :] + names[: number % len(names)]:
+            client = clients[name]
+            await asyncio.sleep(0.05)
             for _ in range(count):
                 started = time.perf_counter()
                 await call_echo(client, "x")
