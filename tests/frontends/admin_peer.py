@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -21,5 +22,10 @@ def create_server() -> MCPServer:
     @server.tool(description="Return the value it was given (any JSON).")
     def echo_value(value: Any) -> Any:
         return {"value": value}
+
+    @server.tool(description="Sleep, then answer (for timeouts).")
+    async def sleep(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "awake"
 
     return server
