@@ -19,6 +19,10 @@ def create_server() -> MCPServer:
     def lone_surrogate() -> str:
         return "before \ud800 after"
 
+    @server.tool(description="The same, as structured content too.")
+    def lone_surrogate_structured() -> str:
+        return "before \ud800 after"
+
     @server.tool(description="Return the value it was given (any JSON).")
     def echo_value(value: Any) -> Any:
         return {"value": value}

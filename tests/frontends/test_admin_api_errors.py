@@ -48,7 +48,10 @@ def base(gateway: tuple[str, psutil.Process]) -> str:
 def call(base: str, tool: str, body: bytes | str) -> httpx2.Response:
     data = body.encode() if isinstance(body, str) else body
     return httpx2.post(
-        f"{base}/api/tools/{tool}/call", content=data, headers={"Content-Type": "application/json"}, timeout=30
+        f"{base}/api/tools/{tool}/call",
+        content=data,
+        headers={"Content-Type": "application/json"},
+        timeout=30,
     )
 
 
@@ -138,13 +141,17 @@ def test_a_valid_surrogate_pair_is_fine(base: str) -> None:
     assert response.json()["content"][0]["text"] == "demo: \U0001f600"
 
 
-def test_a_lone_surrogate_in_a_result_is_escaped(base: str) -> None:
-    response = call(base, "peer.lone_surrogate", "{}")
-    assert response.status_code == 200
+@pytest.mark.parametrize("tool", ["peer.lone_surrogate", "peer.lone_surrogate_structured"])
+def test_a_lone_surrogate_in_a_result_is_escaped(base: str, tool: str) -> None:
+    response = call(base, tool, "{}")
+    assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/json")
     assert b"\\ud800" in response.content  # escaped: the body is pure ASCII
     assert response.content.isascii()
-    assert json.loads(response.content)["content"][0]["text"] == "before \ud800 after"
+    result = json.loads(response.content)
+    assert result["content"][0]["text"] == "before \ud800 after"
+    if tool.endswith("structured"):
+        assert result["structuredContent"] == {"result": "before \ud800 after"}
 
 
 def test_cache_clear_checks_its_body_the_same_way(base: str) -> None:
@@ -187,5 +194,7 @@ def test_a_200_mb_body_is_refused_without_growing_the_gateway(gateway: tuple[str
 
 
 def test_mcp_endpoint_has_the_same_cap(base: str) -> None:
-    response = httpx2.post(f"{base}/mcp", content=b" " * (5 << 20), headers={"Content-Type": "application/json"})
+    response = httpx2.post(
+        f"{base}/mcp", content=b" " * (5 << 20), headers={"Content-Type": "application/json"}
+    )
     assert response.status_code == 413

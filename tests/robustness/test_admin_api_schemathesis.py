@@ -61,8 +61,16 @@ OPERATIONS = sorted(
 # Random tool names only reach the 404 branch: these pin real tools so generated arguments reach
 # validation, the pipeline and the servers (and the result encoder).
 CALL = "POST /api/tools/{name}/call"
-TOOLS = ["demo.add", "demo.echo", "demo.fail", "peer.echo_value", "peer.lone_surrogate"]
-TARGETS = [(label, None) for label in OPERATIONS] + [(CALL, tool) for tool in TOOLS]
+TOOLS = [
+    "demo.add",
+    "demo.echo",
+    "demo.fail",
+    "peer.echo_value",
+    "peer.lone_surrogate",
+    "peer.lone_surrogate_structured",
+]
+# Pinned tools first: a server action on a generated name can never stop their servers before them.
+TARGETS = [(CALL, tool) for tool in TOOLS] + [(label, None) for label in OPERATIONS]
 
 
 def test_the_served_document_lists_every_operation(admin_schema: schemathesis.BaseSchema) -> None:
