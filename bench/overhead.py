@@ -107,20 +107,21 @@ async def lean_http_group(urls: dict[str, str], calls: int, rounds: int) -> dict
 async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]]:
     """The gateway's own share: `Gateway.call_tool` (every pipeline step) vs a raw request on the same pipe.
 
-    Reaches into Nexus internals (the gateway object and its upstream's process); the
-    caller treats their absence as "not measured" so the rest of the benchmark still runs.
+    Runs the gateway through the runtime (no frontend) and sends the raw request on the
+    upstream session's own JSON-RPC peer; the caller treats a failure as "not measured".
     """
     from mcp_nexus.config.load import load_config
-    from mcp_nexus.gateway import Gateway
+    from mcp_nexus.runtime import Runtime, RuntimeOptions
 
     loaded, _ = load_config(config)
-    async with Gateway(loaded) as gateway:
-        process = gateway.upstreams[bench.INSTANCE]._process
-        assert process is not None
+    options = RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
+    async with Runtime(loaded, options) as runtime:
+        gateway = runtime.gateway
+        peer = gateway.upstreams[bench.INSTANCE].session().peer  # type: ignore[attr-defined]
+        assert peer is not None
 
         async def raw() -> object:
-            data = {"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
-            return await process.request(data, timeout=30)
+            return await peer.send_raw_request("tools/call", {"name": "echo", "arguments": {"text": "x"}}, {"timeout": 30})
 
         async def full() -> object:
             return await gateway.call_tool("echo", {"text": "x"})

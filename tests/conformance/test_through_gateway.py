@@ -33,10 +33,24 @@ def fixture_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
         yield fixture
 
 
-@pytest.fixture(scope="module")
-def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    workdir = tmp_path_factory.mktemp("gateway")
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def gateway_url(
+    request: pytest.FixtureRequest, fixture_server: RunningFixture, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Nexus in front of the fixture, reached over stdio or over HTTP (`protocol: auto` either way).
+
+    Over HTTP the fixture speaks 2026-07-28 to Nexus, where a server has no back-channel: the
+    handshake-era scenarios that need sampling or elicitation pass only because Nexus carries a
+    handshake-era caller's call over a handshake-era session of its own (issue: era bridging).
+    """
+    transport = request.param
+    workdir = tmp_path_factory.mktemp(f"gateway-{transport}")
     port = free_port()
+    upstream: dict[str, object] = (
+        {"command": stdio_command()[0], "args": stdio_command()[1:], "namespace": ""}
+        if transport == "stdio"
+        else {"type": "streamableHttp", "url": fixture_server.url, "namespace": ""}
+    )
     config = {
         # The suite calls tools in bursts: the default per-tool rate limit (5/second) would
         # answer some of them with SYSTEM_ALERT instead of the fixture's result.
@@ -46,7 +60,7 @@ def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "rate_limit": None,
             "offload_dir": str(workdir / "offload"),
         },
-        "servers": {"fixture": {"command": stdio_command()[0], "args": stdio_command()[1:], "namespace": ""}},
+        "servers": {"fixture": upstream},
     }
     config_path = workdir / "nexus.json"
     config_path.write_text(json.dumps(config))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,11 +67,81 @@ def test_foreign_origin_is_rejected(loopback: str, origin: str) -> None:
     assert response.status_code == 403
 
 
-def test_local_origin_is_accepted(loopback: str) -> None:
-    response = httpx2.post(
-        f"{loopback}/mcp", json=INIT, headers={**HEADERS, "Origin": "http://localhost:3000"}
-    )
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:3000", "https://127.0.0.1", "HTTP://LOCALHOST", "http://[::1]:5173"]
+)
+def test_local_origin_is_accepted(loopback: str, origin: str) -> None:
+    response = httpx2.post(f"{loopback}/mcp", json=INIT, headers={**HEADERS, "Origin": origin})
     assert response.status_code == 200
+
+
+def raw_status(base: str, head: bytes) -> int:
+    """Send a request exactly as given (no client normalises or drops a header); its status."""
+    port = int(base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head)
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply.split(b" ", 2)[1])
+
+
+def get_with(host_lines: bytes, extra: bytes = b"") -> bytes:
+    return b"GET /api/servers HTTP/1.1\r\n" + host_lines + extra + b"Connection: close\r\n\r\n"
+
+
+# The reported bypasses first, then tricks of the same family (the parser's own cases are in
+# test_http_authority.py; these prove the running gateway uses it).
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        (b"[::1]evil.com", 400),
+        (b"[::1]:1@evil.com", 400),
+        (b"localhost.evil.com", 421),
+        (b"127.0.0.1.evil.com", 421),
+        (b"evil.localhost", 421),
+        (b"localhost.", 400),
+        (b"127.1", 400),
+        (b"[::1%25lo]", 400),
+        (b"l\xd0\xbecalhost", 400),  # Cyrillic o, as UTF-8 bytes
+        (b"", 400),
+        (b"LOCALHOST", 200),
+        (b"[::ffff:127.0.0.1]:8787", 200),
+        (b"[::1]", 200),
+    ],
+)
+def test_host_header_is_parsed_not_pattern_matched(loopback: str, host: bytes, status: int) -> None:
+    assert raw_status(loopback, get_with(b"Host: " + host + b"\r\n")) == status
+
+
+def test_several_or_no_host_headers_are_refused(loopback: str) -> None:
+    assert raw_status(loopback, get_with(b"Host: localhost\r\nHost: evil.com\r\n")) == 400
+    assert raw_status(loopback, get_with(b"Host: evil.com\r\nHost: localhost\r\n")) == 400
+    assert raw_status(loopback, b"GET /api/servers HTTP/1.0\r\n\r\n") == 400
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        b"http://[::1]evil.com",
+        b"http://127.0.0.1:1@evil.com",
+        b"http://localhost@evil.com",
+        b"http://localhost:3000/",
+        b"http://localhost.",
+        b"ws://localhost",
+        b"HTTP://LOCALHOST.evil.com",
+    ],
+)
+def test_origin_header_is_parsed_not_pattern_matched(loopback: str, origin: bytes) -> None:
+    assert raw_status(loopback, get_with(b"Host: localhost\r\n", b"Origin: " + origin + b"\r\n")) == 403
+
+
+def test_several_origin_headers_are_refused(loopback: str) -> None:
+    two = b"Origin: http://localhost\r\nOrigin: http://evil.com\r\n"
+    assert raw_status(loopback, get_with(b"Host: localhost\r\n", two)) == 403
 
 
 def test_non_loopback_bind_without_token_is_refused(tmp_path: Path) -> None:

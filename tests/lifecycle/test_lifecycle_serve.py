@@ -128,7 +128,7 @@ def test_sigterm_lets_calls_in_flight_finish_and_leaves_nothing_running(tmp_path
         os.kill(proc.pid, signal.SIGTERM)
         time.sleep(0.3)
         late = api(port, "POST", "/api/tools/a.echo/call", {"arguments": {"text": "late"}})
-        assert late.status_code == 502 and "shutting down" in late.json()["error"]
+        assert late.status_code == 503 and "shutting down" in late.json()["error"]
         for thread in callers:
             thread.join(timeout=10)
         assert [r.status_code for r in answers] == [200, 200, 200]

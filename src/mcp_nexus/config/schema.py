@@ -186,6 +186,9 @@ class GatewaySettings(CallPolicy):
     token: str | None = Field(default=None, repr=False, description="bearer token; required off loopback")
     allowed_origins: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=list)
+    request_max_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=1, description="largest HTTP request body, every route (else 413)"
+    )
     offload_dir: str | None = None
     force_refresh_on_init: bool = False
     startup_timeout: float = Field(default=30.0, gt=0)

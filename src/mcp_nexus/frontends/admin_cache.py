@@ -6,40 +6,34 @@ GET  /api/cache         entries, bytes, evictions and per-tool hits/misses
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_nexus.frontends.admin_json import AdminJSONResponse, BadBodyError, error_response, read_json_object
 from mcp_nexus.gateway import Gateway
 
 
-def _bad(message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=400)
-
-
 def cache_routes(gateway: Gateway) -> list[Route]:
-    async def clear(request: Request) -> JSONResponse:
-        raw = await request.body()
+    async def clear(request: Request) -> AdminJSONResponse:
         try:
-            body: Any = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
-            return _bad(f'the body must be JSON like {{"tool": "server.tool"}}: {exc}')
-        if not isinstance(body, dict):
-            return _bad('the body must be a JSON object like {"tool": "server.tool"}')
+            body = await read_json_object(request, '{"tool": "server.tool"}')
+        except BadBodyError as exc:
+            return exc.response()
         tool = body.get("tool")
         if tool is not None and not isinstance(tool, str):
-            return _bad(f"'tool' must be a string naming an exposed tool, got {tool!r}")
+            return error_response(
+                400,
+                f"'tool' must be a string naming an exposed tool, got {type(tool).__name__}",
+                path="$.tool",
+            )
         cache = gateway.governance.cache
         cleared = await cache.clear(tool)
-        return JSONResponse({"cleared": cleared, "tool": tool, "entries": cache.store.stats().entries})
+        return AdminJSONResponse({"cleared": cleared, "tool": tool, "entries": cache.store.stats().entries})
 
-    async def show(request: Request) -> JSONResponse:
+    async def show(request: Request) -> AdminJSONResponse:
         cache = gateway.governance.cache
         stats = cache.store.stats()
-        return JSONResponse(
+        return AdminJSONResponse(
             {
                 "entries": stats.entries,
                 "bytes": stats.bytes,

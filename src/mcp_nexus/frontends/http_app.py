@@ -35,6 +35,8 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         # Last-Event-ID and gets what it missed; the retry hint tells it how soon.
         event_store=BoundedEventStore(),
         retry_interval=1000,
+        # HttpGuard caps every body first; the SDK's own cap must not be the smaller one.
+        max_request_body_size=settings.request_max_bytes,
     )
 
     async def healthz(request: Request) -> JSONResponse:
@@ -62,6 +64,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             bind_host=settings.host,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
+            max_body_bytes=settings.request_max_bytes,
         ),
     )
     return guarded, frontend

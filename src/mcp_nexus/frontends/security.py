@@ -1,8 +1,10 @@
-"""HTTP guard for everything Nexus serves: bearer token, Host and Origin checks.
+"""HTTP guard for everything Nexus serves: Host and Origin checks, bearer token, body cap.
 
 Why: a browser page can reach a loopback port (DNS rebinding, cross-site POSTs), and any
-host on the network can reach a non-loopback one. So Host and Origin must name us, and off
-loopback a token is mandatory (the server refuses to start without one).
+host on the network can reach a non-loopback one. So Host and Origin must name us (parsed
+strictly, see http_authority.py), and off loopback a token is mandatory (the server refuses
+to start without one). Every request body is capped here once for all routes (body_limit.py).
+The threat model is in docs/SECURITY.md.
 """
 
 from __future__ import annotations
@@ -10,15 +12,30 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+from mcp_nexus.frontends.body_limit import (
+    DEFAULT_MAX_BODY_BYTES,
+    BadContentLengthError,
+    BodyTooLargeError,
+    declared_length,
+    read_capped,
+)
+from mcp_nexus.frontends.http_authority import (
+    Authority,
+    MalformedAuthorityError,
+    parse_authority,
+    parse_origin,
+)
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", "::1", "[::1]"):
+    """Whether a bind address (`--host`) is loopback-only: `localhost`, 127.0.0.0/8 or ::1."""
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -45,73 +62,135 @@ class GuardSettings:
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
     open_paths: tuple[str, ...] = ("/healthz",)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
-def _host_only(value: str) -> str:
-    if value.startswith("["):
-        return value[: value.find("]") + 1]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+class _Denied(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+
+def _allowed_entry(entry: str, parse: Callable[[str], Any]) -> tuple[str, Any]:
+    """An allow-list entry as (exact text, parsed form or None); `:*` means any port."""
+    text = entry.strip()
+    wildcard = text.endswith(":*")
+    try:
+        parsed = parse(text[:-2] if wildcard else text)
+    except MalformedAuthorityError:
+        parsed = None  # still honoured as an exact (case-insensitive) match
+    return text.lower(), (parsed, wildcard)
+
+
+def _same_host(allowed: Authority, wildcard: bool, seen: Authority) -> bool:
+    # An entry without a port (or with `:*`) allows every port of that host.
+    return allowed.host == seen.host and (wildcard or allowed.port is None or allowed.port == seen.port)
 
 
 class HttpGuard:
+    """ASGI middleware in front of every route: Host, Origin, bearer token, then the body cap."""
+
     def __init__(self, app: ASGIApp, settings: GuardSettings) -> None:
         self.app = app
         self.settings = settings
         self._loopback_only = is_loopback(settings.bind_host)
+        self._hosts = [_allowed_entry(h, parse_authority) for h in settings.allowed_hosts]
+        self._origins = [_allowed_entry(o, parse_origin) for o in settings.allowed_origins]
 
-    def _host_ok(self, host: str | None) -> bool:
-        if not host:
-            return False
-        name = _host_only(host)
-        if host in self.settings.allowed_hosts or name in self.settings.allowed_hosts:
-            return True
-        if name in LOOPBACK_NAMES:
-            return True
+    def _check_host(self, values: list[str]) -> None:
+        if len(values) != 1:
+            raise _Denied(400, f"invalid Host header: exactly one is required, got {len(values)}")
+        try:
+            host = parse_authority(values[0])
+        except MalformedAuthorityError as exc:
+            raise _Denied(400, f"invalid Host header: {exc}") from None
+        if host.is_loopback or any(
+            text == values[0].lower() or (parsed is not None and _same_host(parsed, wildcard, host))
+            for text, (parsed, wildcard) in self._hosts
+        ):
+            return
         # Off loopback the token is what protects us; an operator may still pin the names.
-        return not self._loopback_only and not self.settings.allowed_hosts
+        if self._loopback_only or self._hosts:
+            raise _Denied(421, "invalid Host header: not a name of this gateway (see gateway.allowed_hosts)")
 
-    def _origin_ok(self, origin: str | None) -> bool:
-        if not origin:
-            return True  # not a browser, or same-origin navigation
-        if origin in self.settings.allowed_origins:
-            return True
-        scheme, _, rest = origin.partition("://")
-        return scheme in ("http", "https") and _host_only(rest) in LOOPBACK_NAMES
+    def _check_origin(self, values: list[str]) -> None:
+        if not values:
+            return  # not a browser, or a same-origin navigation
+        if len(values) > 1:
+            raise _Denied(403, f"invalid Origin header: at most one is allowed, got {len(values)}")
+        try:
+            origin = parse_origin(values[0])
+        except MalformedAuthorityError as exc:
+            if any(text == values[0].lower() for text, _ in self._origins):
+                return  # an operator may allow a value we cannot parse (e.g. "null") on purpose
+            raise _Denied(403, f"invalid Origin header: {exc}") from None
+        for text, (parsed, wildcard) in self._origins:
+            if text == values[0].lower() or (
+                parsed is not None
+                and parsed.scheme == origin.scheme
+                and _same_host(parsed.authority, wildcard, origin.authority)
+            ):
+                return
+        if origin.scheme in ("http", "https") and origin.authority.is_loopback:
+            return
+        raise _Denied(403, "invalid Origin header: not a loopback origin (see gateway.allowed_origins)")
 
-    def _token_ok(self, authorization: str | None) -> bool:
+    def _check_token(self, path: str, values: list[str]) -> None:
         token = self.settings.token
-        if not token:
-            return True
-        if not authorization or not authorization.lower().startswith("bearer "):
-            return False
-        return hmac.compare_digest(authorization[7:].strip().encode(), token.encode())
+        if not token or path in self.settings.open_paths:
+            return
+        given = values[0] if len(values) == 1 else ""
+        if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+            return
+        raise _Denied(401, "missing or invalid bearer token", challenge=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if not self._host_ok(headers.get("host")):
-            await _deny(scope, send, 421, "invalid Host header")
+        headers: dict[str, list[str]] = {}
+        for key, value in scope.get("headers", []):
+            headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+        try:
+            self._check_host(headers.get("host", []))
+            self._check_origin(headers.get("origin", []))
+            self._check_token(scope.get("path", ""), headers.get("authorization", []))
+            if scope["type"] == "http":
+                limit = self.settings.max_body_bytes
+                receive = await read_capped(
+                    receive, limit, declared_length(headers.get("content-length", []))
+                )
+        except _Denied as denied:
+            await _deny(scope, send, denied.status, denied.message, **denied.extra)
             return
-        if not self._origin_ok(headers.get("origin")):
-            await _deny(scope, send, 403, "invalid Origin header")
+        except BadContentLengthError as exc:
+            await _deny(scope, send, 400, str(exc), close=True)
             return
-        if scope.get("path") not in self.settings.open_paths and not self._token_ok(
-            headers.get("authorization")
-        ):
-            await _deny(scope, send, 401, "missing or invalid bearer token", challenge=True)
+        except BodyTooLargeError as exc:
+            await _deny(scope, send, 413, str(exc), close=True, limit=self.settings.max_body_bytes)
             return
         await self.app(scope, receive, send)
 
 
-async def _deny(scope: Scope, send: Send, status: int, message: str, *, challenge: bool = False) -> None:
+async def _deny(
+    scope: Scope,
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    challenge: bool = False,
+    close: bool = False,
+    **extra: Any,
+) -> None:
     if scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008, "reason": message})
         return
-    body = json.dumps({"error": message}).encode()
+    body = json.dumps({"error": message, **extra}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if challenge:
         headers.append((b"www-authenticate", b'Bearer realm="nexus"'))
+    if close:
+        # The rest of an unread body would otherwise be received (and thrown away) on this connection.
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

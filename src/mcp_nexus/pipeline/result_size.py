@@ -26,7 +26,9 @@ def measure(result: types.CallToolResult) -> int:
         else:
             size += len(item.model_dump_json(by_alias=True, exclude_none=True))
     if result.structured_content is not None:
-        size += len(json.dumps(result.structured_content, ensure_ascii=False, default=str).encode())
+        # surrogatepass: a lone surrogate in a result must be measured, not crash the call
+        encoded = json.dumps(result.structured_content, ensure_ascii=False, default=str)
+        size += len(encoded.encode("utf-8", "surrogatepass"))
     return size
 
 

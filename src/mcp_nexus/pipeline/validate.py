@@ -95,7 +95,7 @@ class ValidateStep:
             quoted = _quoted_numbers(validator.iter_errors(call.arguments))
             if quoted:
                 call.arguments = _with_values(call.arguments, quoted)
-                call.notes["quoted_numbers"] = [_json_path(path) for path in quoted]
+                logger.debug("tool %s: quoted numbers taken as numbers at %s", call.name, [_json_path(p) for p in quoted])
                 if validator.is_valid(call.arguments):
                     return await call_next(call)
             error = schema_errors.best_match(validator.iter_errors(call.arguments))

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from mcp_nexus.config.schema import GatewaySettings, NexusConfig, ServerConfig
 
 # Gateway settings that only take effect when `nexus serve` starts (the socket and its guard).
-RESTART_ONLY_SETTINGS = ("host", "port", "path", "token", "allowed_origins", "allowed_hosts")
+RESTART_ONLY_SETTINGS = (
+    "host",
+    "port",
+    "path",
+    "token",
+    "allowed_origins",
+    "allowed_hosts",
+    "request_max_bytes",
+)
 
 
 @dataclass
