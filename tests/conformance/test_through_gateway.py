@@ -64,7 +64,7 @@ def gateway_url(
     }
     config_path = workdir / "nexus.json"
     config_path.write_text(json.dumps(config))
-    args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config_path)]
+    args = [str(VENV_BIN / "nexus"), "serve", "--wait-ready", "--config", str(config_path)]
     with running(args, env=child_env(), log=workdir / "gateway.log") as proc:
         wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"

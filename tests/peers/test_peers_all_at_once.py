@@ -99,7 +99,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         config_path = tmp / "nexus.json"
         config_path.write_text(json.dumps(config))
         proc = stack.enter_context(
-            running([str(VENV_BIN / "nexus"), "serve", "-c", str(config_path)], log=tmp / "gateway.log")
+            running([str(VENV_BIN / "nexus"), "serve", "--wait-ready", "-c", str(config_path)], log=tmp / "gateway.log")
         )
         wait_for_http(f"http://127.0.0.1:{gateway_port}/healthz", timeout=60, proc=proc)
         yield {
@@ -245,7 +245,7 @@ async def test_stdio_frontend_with_real_peers(gateway: dict[str, Any], mode: str
     # A desktop client launches `nexus serve --stdio` itself with the same config.
     params = StdioServerParameters(
         command=str(VENV_BIN / "nexus"),
-        args=["serve", "--stdio", "-c", str(gateway["config"])],
+        args=["serve", "--stdio", "--wait-ready", "-c", str(gateway["config"])],
         env=child_env(),
     )
     async with Client(params, mode=mode) as client:

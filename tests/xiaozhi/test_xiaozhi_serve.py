@@ -31,7 +31,7 @@ async def test_serve_starts_the_bridge_and_reports_it_without_the_token(tmp_path
         }
         path = tmp_path / "nexus.json"
         path.write_text(json.dumps(config))
-        args = [str(VENV_BIN / "nexus"), "serve", "-c", str(path), "--no-watch"]
+        args = [str(VENV_BIN / "nexus"), "serve", "-c", str(path), "--no-watch", "--wait-ready"]
         with running(args, log=tmp_path / "gw.log") as proc:
             wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
             session = await fake.next_session(TOKEN, timeout=20)

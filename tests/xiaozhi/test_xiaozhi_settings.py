@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from mcp_nexus.config.load import load_config
+from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.xiaozhi import XiaozhiSettings, endpoints_from_env, with_env_endpoints
 from mcp_nexus.frontends.xiaozhi.reconnect import Backoff
 from mcp_nexus.secrets import RedactingFilter, mask_url, redact, secrets_of
@@ -19,7 +20,8 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VySWQiOjF9.c2lnbmF0dXJlX3NlY3JldA"
 
 def test_defaults_match_the_endpoint_rules() -> None:
     settings = XiaozhiSettings()
-    assert settings.result_limit_bytes == 1024
+    assert settings.result_limit_bytes is None  # unset: gateway.result_limits["xiaozhi"] (1024) applies
+    assert NexusConfig().result_limits()["xiaozhi"] == 1024
     assert settings.call_timeout < 30  # the endpoint waits ~30 s
     assert (settings.backoff_min, settings.backoff_max) == (1.0, 60.0)
     assert 20 <= settings.ping_interval <= 30

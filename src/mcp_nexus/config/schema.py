@@ -177,6 +177,10 @@ class ServerConfig(CallPolicy):
         )
 
 
+DEFAULT_RESULT_LIMITS: dict[str, int] = {"xiaozhi": 1024}
+"""What a frontend's clients can take by default: the Xiaozhi consumer reads about 1 KB of a result."""
+
+
 class GatewaySettings(CallPolicy):
     """The gateway itself: where it listens, who may call it, global defaults."""
 
@@ -213,7 +217,8 @@ class GatewaySettings(CallPolicy):
     )
     retry_backoff: float = Field(default=2.0, ge=0, description="seconds before the first retry; doubles")
     result_limits: dict[str, int] = Field(
-        default_factory=lambda: {"xiaozhi": 1024}, description="max result bytes per frontend"
+        default_factory=lambda: dict(DEFAULT_RESULT_LIMITS),
+        description="max result bytes per frontend (merged over the defaults)",
     )
     allow_unsandboxed: bool = Field(default=False, description="python_sandbox may run without a sandbox")
     sandbox_timeout: float = Field(default=10.0, gt=0, description="python_sandbox wall-clock seconds")
@@ -250,7 +255,7 @@ class NexusConfig(_Strict):
     def result_limits(self) -> dict[str, int]:
         """Max result bytes per frontend: `gateway.result_limits`, with the Xiaozhi section's own
         spelling (`xiaozhi.result_limit_bytes`) winning for "xiaozhi" when it is set."""
-        limits = dict(self.gateway.result_limits)
+        limits = {**DEFAULT_RESULT_LIMITS, **self.gateway.result_limits}
         if self.xiaozhi.result_limit_bytes is not None:
             limits["xiaozhi"] = self.xiaozhi.result_limit_bytes
         return limits

@@ -180,7 +180,7 @@ class RouteStep:
             except MCPError as exc:
                 code = exc.error.code
                 if code == types.CONNECTION_CLOSED:
-                    last_error = UpstreamUnavailable(f"server {upstream.name!r} closed the connection")
+                    last_error = UpstreamUnavailable(exc.error.message or f"server {upstream.name!r} closed the connection")
                     continue
                 if code == types.REQUEST_TIMEOUT:
                     last_error = ToolTimeoutError(

@@ -64,6 +64,9 @@ class SessionEvents(Protocol):
 
     def transport_error(self, error: Exception) -> None: ...
 
+    def lost(self, session: Session, reason: str) -> None:
+        """The connection died on its own (a crashed child): said at once, before the session winds down."""
+
 
 class CallRound(Protocol):
     """A 2026-07-28 caller's answers to earlier input requests (SEP-2322), if any."""
@@ -91,6 +94,7 @@ class Session:
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self.exit_reason: str | None = None  # set by a transport that knows why the connection ended
+        self._closing = False  # close() was asked: the end is ours, not a loss
 
     # -- the part a transport provides ----------------------------------------------------
 
@@ -159,9 +163,12 @@ class Session:
             self._sdk = None
             if not self.ended.done():
                 self.ended.set_result(self.exit_reason or reason)
+            if self._ready.is_set() and not self._closing:
+                self.events.lost(self, self.exit_reason or reason)
 
     async def close(self, grace: float = 5.0) -> None:
         """End the session (and whatever it started); safe to call twice."""
+        self._closing = True
         self._stop.set()
         task = self._task
         if task is None or task.done():
@@ -173,9 +180,17 @@ class Session:
             with contextlib.suppress(BaseException):
                 await task
 
+    def mark_lost(self, reason: str) -> None:
+        """The transport saw the connection die: say so now, then let the session end."""
+        if self.exit_reason is None:
+            self.exit_reason = reason
+        self._stop.set()
+        if self._ready.is_set():
+            self.events.lost(self, reason)
+
     @property
     def open(self) -> bool:
-        return self._sdk is not None and not self.ended.done()
+        return self._sdk is not None and not self.ended.done() and not self._stop.is_set()
 
     def sdk(self) -> ClientSession:
         sdk = self._sdk

@@ -117,11 +117,15 @@ class StdioSession(Session):
                     continue
                 await peer.feed(line)
         code = await _returncode(process)
+        # Pending calls fail now, naming the exit; the report waits briefly for its last words.
+        peer.close(f"server {self.config.name!r} exited (code {code})")
+        self.mark_lost(f"process exited with code {code}")
         if self.stderr is not None:
             await self.stderr.wait_drained(0.3)  # its last stderr lines usually say why it died
-        self.exit_reason = self._exit_description(code)
-        peer.close(self.exit_reason)
-        self._stop.set()
+            words = self._exit_description(code)
+            if words != self.exit_reason:
+                self.exit_reason = words
+                self.events.lost(self, words)  # the same loss, now with what the child last said
 
     def _exit_description(self, code: int | None) -> str:
         words = self.stderr.last_words() if self.stderr is not None else ""

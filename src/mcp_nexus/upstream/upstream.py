@@ -117,6 +117,9 @@ class _Events:
     def transport_error(self, error: Exception) -> None:
         logger.warning("server %s: transport error: %s", self.upstream.name, error)
 
+    def lost(self, session: Session, reason: str) -> None:
+        self.upstream._on_session_lost(session, reason)
+
 
 class Upstream:
     """Holds the session(s) to one server, opened at start and reused by every call."""
@@ -144,6 +147,8 @@ class Upstream:
         self._on_change = on_change
         self._watchers: list[ChangeListener] = []  # e.g. the supervisor; told after `on_change`
         self._session: Session | None = None
+        self._lost: Session | None = None  # the last session that died on its own
+        self._lost_reason: str | None = None
         self._bridges: dict[Era, Session | None] = {}  # other-era sessions, opened on first need
         self._bridge_lock = asyncio.Lock()
         self._starting: asyncio.Task[None] | None = None
@@ -304,18 +309,28 @@ class Upstream:
             return
         self.last_error = None
         self.sessions_opened += 1
-        session.ended.add_done_callback(lambda ended: self._on_session_end(session, ended))
         self._set_state(UpstreamState.READY, f"connected ({session.protocol_version})")
         if session.modern:
             self._restart_listen()
 
-    def _on_session_end(self, session: Session, ended: asyncio.Future[str]) -> None:
+    def _on_session_lost(self, session: Session, reason: str) -> None:
+        if session is self._lost:
+            # A later, fuller account of the same loss (e.g. with the child's last words).
+            first = self._lost_reason
+            if first and self.last_error is not None and first in self.last_error and reason.startswith(first):
+                self.last_error = self.last_error.replace(first, reason)
+                self._lost_reason = reason
+            return
         if session is not self._session:
-            return  # a session we closed ourselves
+            if any(bridge is session for bridge in self._bridges.values()):
+                self._bridges.pop("legacy", None)  # a lost bridge is reopened on next need
+            return
         self._session = None
-        self.last_error = ended.result()
+        self._lost = session
+        self._lost_reason = reason
+        self.last_error = reason
         self._cancel_background()
-        self._set_state(UpstreamState.CRASHED, self.last_error)
+        self._set_state(UpstreamState.CRASHED, reason)
         self._notify("tools")
 
     def abort_start(self) -> None:

@@ -67,7 +67,8 @@ async def run_bridge(config: NexusConfig, status_every: float) -> None:
     """Until SIGINT/SIGTERM: the gateway without HTTP, its bridge, and the links' status now and then."""
     from mcp_nexus.runtime import Runtime, RuntimeOptions
 
-    options = RuntimeOptions(http=False, bridge=True, watch=False, signals=True)
+    # A bridge has no client waiting for it: its first tools/list should hold every tool.
+    options = RuntimeOptions(http=False, bridge=True, watch=False, wait_ready=True, signals=True)
     async with Runtime(config, options) as runtime:
         bridge = runtime.bridge
         assert bridge is not None
