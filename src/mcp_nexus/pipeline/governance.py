@@ -129,7 +129,10 @@ def governance_steps(gateway: Gateway) -> list[Middleware]:
         folder = OffloadFolder(path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes)
         offloader = Offloader(folder)
         sandbox = Sandbox(
-            path, allow_unsandboxed=settings.allow_unsandboxed, timeout_s=settings.sandbox_timeout
+            path,
+            allow_unsandboxed=settings.allow_unsandboxed,
+            timeout_s=settings.sandbox_timeout,
+            max_concurrent=settings.sandbox_concurrency,
         )
         gateway.add_local_tool(sandbox_tool(sandbox, folder))
 
