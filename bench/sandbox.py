@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python bench/sandbox.py [runs] [calls]
 Prints the probe result, the median/p95 wall time of a trivial run (the cold start: bwrap,
-the seccomp filter, the system Python), of filtering a 1 MB JSON file, and the wall time of
+the seccomp filter, the system Python) with and without the syscall filter, of filtering a
+1 MB JSON file, and the wall time of
 `calls` (default 50) one-second calls started at once, at the default concurrency and with
 every call allowed to run at once.
 """
@@ -17,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcp_nexus.sandbox import Sandbox, SandboxRequest
+from mcp_nexus.sandbox import BwrapBackend, Sandbox, SandboxRequest
 
 
 def summarize(label: str, samples: list[float]) -> None:
@@ -61,6 +62,13 @@ async def main(runs: int = 20, calls: int = 50) -> None:
             result = await box.run(SandboxRequest("print(1)"))
             trivial.append(result.duration_s)
         summarize("trivial run (print(1)): cold start", trivial)
+        # The same without the seccomp filter (never done by the gateway): the filter's own cost.
+        unfiltered_box = Sandbox(data_dir, backends=[BwrapBackend(syscall_filter=False)])
+        unfiltered: list[float] = []
+        for _ in range(runs):
+            result = await unfiltered_box.run(SandboxRequest("print(1)"))
+            unfiltered.append(result.duration_s)
+        summarize("  the same without the syscall filter", unfiltered)
         filtering: list[float] = []
         code = "print(len([x for x in data if 'light' in x['id']]))"
         for _ in range(runs):
