@@ -57,18 +57,19 @@ async def main(runs: int = 20, calls: int = 50) -> None:
             print(f"  {name}: {probe.reason}")
         if status.backend is None:
             raise SystemExit(1)
-        trivial: list[float] = []
-        for _ in range(runs):
-            result = await box.run(SandboxRequest("print(1)"))
-            trivial.append(result.duration_s)
-        summarize("trivial run (print(1)): cold start", trivial)
-        # The same without the seccomp filter (never done by the gateway): the filter's own cost.
+        # The same without the seccomp filter (never done by the gateway), run alternately with
+        # the filtered one so that load drift on the machine hits both alike: the filter's cost.
         unfiltered_box = Sandbox(data_dir, backends=[BwrapBackend(syscall_filter=False)])
+        await unfiltered_box.status()
+        trivial: list[float] = []
         unfiltered: list[float] = []
         for _ in range(runs):
-            result = await unfiltered_box.run(SandboxRequest("print(1)"))
-            unfiltered.append(result.duration_s)
+            trivial.append((await box.run(SandboxRequest("print(1)"))).duration_s)
+            unfiltered.append((await unfiltered_box.run(SandboxRequest("print(1)"))).duration_s)
+        summarize("trivial run (print(1)): cold start", trivial)
         summarize("  the same without the syscall filter", unfiltered)
+        cost = statistics.median(a - b for a, b in zip(trivial, unfiltered, strict=True))
+        print(f"{'  the filter costs (paired median)':<40} {cost * 1000:+.1f} ms")
         filtering: list[float] = []
         code = "print(len([x for x in data if 'light' in x['id']]))"
         for _ in range(runs):
