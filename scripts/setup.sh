@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything Nexus's tests need on a fresh Debian/Ubuntu machine, and nothing twice:
-# Debian packages (bubblewrap, pulseaudio, ...), the Python venv, the npm test peers
+# Debian packages (bubblewrap, libseccomp2, pulseaudio, ...), the Python venv, the npm test peers
 # (with Node 22 from the npm registry) and the v1-SDK peer venv. Each step is idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap pulseaudio pulseaudio-utils alsa-utils)
+# libseccomp2 builds python_sandbox's syscall filter (through PyPI's pyseccomp); python3-seccomp
+# gives the system Python the same API (a test runs the sandbox library from it as uid 65534).
+APT_PACKAGES=(bubblewrap libseccomp2 python3-seccomp pulseaudio pulseaudio-utils alsa-utils)
 PY=${PYTHON:-python3}
 
 need_apt=()

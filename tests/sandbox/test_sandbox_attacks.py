@@ -6,6 +6,7 @@ through; the tests also check the host side (files, listeners, processes) direct
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -171,6 +172,62 @@ async def test_new_user_namespaces_are_refused(sandbox: Sandbox) -> None:
     )
     result = await run_code(sandbox, code)
     assert_blocked(result.stdout)
+
+
+# --- what /proc tells about the host -----------------------------------------------------------
+
+MOUNT_VIEWS = (
+    "/proc/self/mountinfo",
+    "/proc/self/mounts",
+    "/proc/mounts",
+    "/proc/self/mountstats",
+    "/proc/thread-self/mountinfo",
+    "/proc/thread-self/mounts",
+    "/proc/1/mountinfo",
+    "/proc/partitions",
+    "/proc/diskstats",
+    "/proc/swaps",
+)
+
+
+def host_disk_of(mount_point: str) -> str:
+    """The source (e.g. /dev/vda1) of the host mount that holds `mount_point`."""
+    best = ("", "")
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields, _, tail = line.partition(" - ")
+        where = fields.split()[4]
+        inside = mount_point == where or mount_point.startswith(where.rstrip("/") + "/")
+        if inside and len(where) >= len(best[0]):
+            best = (where, tail.split()[1])
+    return best[1]
+
+
+async def test_mount_table_and_disk_lists_are_masked(sandbox: Sandbox, data_dir: Path) -> None:
+    disk = host_disk_of("/usr")
+    assert disk  # the sandbox bind-mounts /usr from this host disk
+    code = textwrap.dedent(
+        f"""
+        import json
+        seen = {{}}
+        for path in {MOUNT_VIEWS!r}:
+            try:
+                seen[path] = open(path).read()
+            except OSError as error:
+                seen[path] = "error " + str(error.errno)
+        print(json.dumps(seen))
+        """
+    )
+    result = await run_code(sandbox, code, files=["devices.json"])
+    # Readable and empty: programs that parse them find no mounts, and no error to trip on.
+    assert json.loads(result.stdout) == dict.fromkeys(MOUNT_VIEWS, ""), result.stdout
+    assert disk not in result.stdout and str(data_dir) not in result.stdout
+
+
+async def test_code_is_pid_1_and_its_leftovers_die_with_it(sandbox: Sandbox) -> None:
+    result = await run_code(
+        sandbox, "import os\nprint(os.getpid(), sorted(p for p in os.listdir('/proc') if p.isdigit()))"
+    )
+    assert result.stdout.strip() == "1 ['1']"
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -178,7 +178,9 @@ def test_works_when_the_gateway_is_not_root() -> None:
                 wrote = True
             except OSError:
                 wrote = False
-            print(json.dumps({{"sum": sum(data), "listing": sorted(os.listdir("/data")), "wrote": wrote}}))
+            mounts = open("/proc/self/mountinfo").read()
+            print(json.dumps({{"sum": sum(data), "listing": sorted(os.listdir("/data")), "wrote": wrote,
+                              "mounts": mounts}}))
             '''
             async def main():
                 box = Sandbox(Path({str(data)!r}), timeout_s=5)
@@ -203,7 +205,13 @@ def test_works_when_the_gateway_is_not_root() -> None:
             extra_groups=[] if as_root else None,
         )
         assert completed.returncode == 0, completed.stderr
-        assert json.loads(completed.stdout) == {"sum": 6, "listing": ["a.json", "b.json"], "wrote": False}
+        # The folder is bind-mounted here: the masked mount table must not give its host path away.
+        assert json.loads(completed.stdout) == {
+            "sum": 6,
+            "listing": ["a.json", "b.json"],
+            "wrote": False,
+            "mounts": "",
+        }
         assert sorted(p.name for p in data.iterdir()) == ["a.json", "b.json"]
     finally:
         for path in data.iterdir():

@@ -222,6 +222,9 @@ class GatewaySettings(CallPolicy):
     )
     allow_unsandboxed: bool = Field(default=False, description="python_sandbox may run without a sandbox")
     sandbox_timeout: float = Field(default=10.0, gt=0, description="python_sandbox wall-clock seconds")
+    sandbox_concurrency: int | None = Field(
+        default=None, ge=1, description="python_sandbox runs at once; default: CPU count, at least 2"
+    )
 
     @field_validator("caller_rate_limit")
     @classmethod

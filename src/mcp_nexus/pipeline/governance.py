@@ -93,7 +93,12 @@ class Governance:
             path = Path(settings.offload_dir).expanduser() if settings.offload_dir else default_offload_dir()
             folder = OffloadFolder(path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes)
             offloader = Offloader(folder)
-            sandbox = Sandbox(path, allow_unsandboxed=settings.allow_unsandboxed, timeout_s=settings.sandbox_timeout)
+            sandbox = Sandbox(
+                path,
+                allow_unsandboxed=settings.allow_unsandboxed,
+                timeout_s=settings.sandbox_timeout,
+                max_concurrent=settings.sandbox_concurrency,
+            )
             local_tools.append(sandbox_tool(sandbox, folder))
 
         def still_valid(result: types.CallToolResult) -> bool:

@@ -8,8 +8,10 @@ after each write: files older than `max_age` go, then the oldest until the total
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import time
 import uuid
 from collections.abc import Iterable
@@ -35,10 +37,36 @@ class OffloadFolder:
         self.max_bytes = max_bytes
 
     def ensure(self) -> Path:
-        """Create the folder (0700: offloaded results may hold private data) if it is missing."""
+        """Create the folder 0700 (offloaded results may hold private data), or make an existing
+        one private: access for group or others is removed with a warning.
+
+        Raises PermissionError (with the reason) for a folder that cannot be made private
+        without harming someone else: one owned by another user, or a shared sticky folder
+        such as /tmp. Other users could read the results there, or plant files that
+        python_sandbox would then read as the gateway's own.
+        """
         if not self.path.is_dir():
             self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)  # mkdir's mode is filtered by the umask
+            return self.path
+        info = self.path.stat()
+        if not info.st_mode & 0o077:
+            return self.path
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_uid != os.geteuid() or info.st_mode & stat.S_ISVTX:
+            whose = "a shared sticky folder" if info.st_mode & stat.S_ISVTX else f"owned by uid {info.st_uid}"
+            raise PermissionError(
+                errno.EPERM,
+                f"offload_dir {self.path} is open to other users (mode {mode:04o}) and is {whose}, "
+                "so it is not changed: set offload_dir to a private folder of the gateway's user",
+            )
+        os.chmod(self.path, 0o700)
+        logger.warning(
+            "offload_dir %s was open to other users (mode %04o): changed to 0700, as offloaded "
+            "results may hold private data",
+            self.path,
+            mode,
+        )
         return self.path
 
     def write(self, chunks: Iterable[str]) -> str:

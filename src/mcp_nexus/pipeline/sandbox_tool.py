@@ -4,6 +4,9 @@ Listed whenever offload is on. When no sandbox backend works it stays listed and
 answers with an error naming why (e.g. bubblewrap is not installed), so the model learns
 why its plan cannot work instead of the tool silently missing. Its output is a tool result
 like any other: the offload and size steps apply to it.
+
+At most `sandbox_concurrency` runs execute at once; a call that had to wait for a slot says
+so (a note line and `queued_s` in `_meta`), so a slow answer is not mistaken for slow code.
 """
 
 from __future__ import annotations
@@ -78,6 +81,11 @@ def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
             text += f"\n[python_sandbox: exit code {result.exit_code}]\n{result.stderr[-_STDERR_TAIL_CHARS:]}"
         if result.truncated:
             text += f"\n[python_sandbox: output cut at {sandbox.output_cap_bytes} bytes]"
+        if result.queued_s > 0:
+            text += (
+                f"\n[python_sandbox: waited {result.queued_s:.1f} s for a free slot "
+                f"({sandbox.max_concurrent} runs at once, setting sandbox_concurrency)]"
+            )
         if not result.sandboxed:
             text = "[UNSANDBOXED: this code ran without isolation (allow_unsandboxed is on)]\n" + text
         meta = {
@@ -86,6 +94,7 @@ def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
                 "sandboxed": result.sandboxed,
                 "exit_code": result.exit_code,
                 "duration_s": round(result.duration_s, 3),
+                "queued_s": round(result.queued_s, 3),
             }
         }
         return types.CallToolResult(

@@ -3,7 +3,15 @@
 The sandbox sees /usr read-only (plus the /lib, /bin... links the distro needs), a fresh
 procfs and minimal /dev, a size-limited tmpfs /tmp that lives for one call, and the data
 at /data read-only; no network (its own empty network namespace), no host processes, no
-capabilities, no new user namespaces, and rlimits set before the user's code runs.
+capabilities, no new user namespaces, rlimits set before the user's code runs, and a
+seccomp syscall filter (seccomp.py) in force from the exec of the interpreter on.
+
+The code runs as pid 1 of its pid namespace (`--as-pid-1`): when it ends, the kernel kills
+whatever it left behind, and the host-describing /proc files (the mount table, which names
+host disks and the data folder's host path, and the disk lists) can be masked for it with
+an empty file. bwrap sets the sandbox up in that very process, so `/proc/1/...` is the
+code's own view. Processes the code creates (only with `extra_processes`, 0 by default)
+see their own, unmasked, mount table.
 
 Privilege drop: the kernel does not apply RLIMIT_NPROC to host root, and bwrap started by
 root keeps every capability unless told otherwise. So when the gateway runs as root, bwrap
@@ -26,12 +34,25 @@ from mcp_nexus.sandbox.errors import SandboxUnavailableError
 from mcp_nexus.sandbox.launch import SYSTEM_PYTHON, bootstrap_argv
 from mcp_nexus.sandbox.models import ProbeResult, ResourceLimits, SandboxRequest, SandboxResult
 from mcp_nexus.sandbox.process import decode_capped, run_bounded_process
+from mcp_nexus.sandbox.seccomp import SeccompUnavailableError, program_fd, syscall_filter_program
 
 NOT_INSTALLED = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
 SANDBOX_DATA_DIR = "/data"
 _UNPRIVILEGED_ID = 65534  # "nobody"/"nogroup" on Debian and most distros
 _HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 _PROBE_TIMEOUT_S = 10.0
+# What /proc tells about the host's storage: the mount table of the code's own process (and
+# of its one thread: /proc/thread-self), and the kernel's disk and swap lists.
+MASKED_PROC_FILES = (
+    "/proc/1/mountinfo",
+    "/proc/1/mounts",
+    "/proc/1/mountstats",
+    "/proc/1/task/1/mountinfo",
+    "/proc/1/task/1/mounts",
+    "/proc/partitions",
+    "/proc/diskstats",
+    "/proc/swaps",
+)
 
 # Runs inside the sandbox during the probe: it must print exactly "sandbox-ok".
 _PROBE_CODE = """
@@ -42,6 +63,8 @@ if int(status["CapEff"].strip(), 16) or int(status["CapBnd"].strip(), 16):
     problems.append("capabilities were not dropped")
 if status.get("NoNewPrivs", "0").strip() != "1":
     problems.append("no_new_privs is not set")
+if SECCOMP and status.get("Seccomp", "0").strip() != "2":
+    problems.append("the syscall filter is not in force")
 if os.getuid() == 0:
     problems.append("the code runs as uid 0")
 probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -76,8 +99,12 @@ class BwrapBackend:
         limits: ResourceLimits | None = None,
         unprivileged_uid: int = _UNPRIVILEGED_ID,
         unprivileged_gid: int = _UNPRIVILEGED_ID,
+        syscall_filter: bool = True,
     ) -> None:
+        """`syscall_filter=False` runs without the seccomp filter: only for the tests that prove
+        the filter is what refuses each denied syscall. Nothing in the gateway turns it off."""
         self._bwrap_path = bwrap_path
+        self.syscall_filter = syscall_filter
         self._python = python_path
         self.limits = limits or ResourceLimits()
         self._uid = unprivileged_uid
@@ -115,10 +142,16 @@ class BwrapBackend:
             await self._detect_features(bwrap)
         except (OSError, TimeoutError) as error:
             return ProbeResult(False, f"{bwrap} --help failed: {error}")
+        if self.syscall_filter:
+            try:
+                syscall_filter_program()
+            except SeccompUnavailableError as error:
+                return ProbeResult(False, f"{error}; python_sandbox does not run without it")
+        probe_code = f"SECCOMP = {self.syscall_filter!r}\n{_PROBE_CODE}"
         with tempfile.TemporaryDirectory(prefix="nexus-sandbox-probe-") as empty:
             try:
                 result = await self.run(
-                    SandboxRequest(code=_PROBE_CODE),
+                    SandboxRequest(code=probe_code),
                     data_dir=Path(empty),
                     timeout_s=_PROBE_TIMEOUT_S,
                     output_cap_bytes=16 * 1024,
@@ -143,13 +176,22 @@ class BwrapBackend:
         )
 
     def build_argv(
-        self, bwrap: str, features: BwrapFeatures, data_args: list[str], files: list[str], timeout_s: float
+        self,
+        bwrap: str,
+        features: BwrapFeatures,
+        data_args: list[str],
+        files: list[str],
+        timeout_s: float,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The full bwrap command line (public for tests and for documentation)."""
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(self._uid), "--gid", str(self._gid)]
         if features.disable_userns:
             argv.append("--disable-userns")
         argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        argv += ["--as-pid-1"]
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp"]
         argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
         argv += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
@@ -159,7 +201,12 @@ class BwrapBackend:
                 argv += ["--symlink", os.readlink(link), link]
             elif os.path.isdir(link):
                 argv += ["--ro-bind", link, link]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+        argv += ["--proc", "/proc", "--dev", "/dev"]
+        for masked in MASKED_PROC_FILES:
+            # /dev/null reads as empty. (A --ro-bind would mount it nodev: opening it would fail.)
+            if masked.startswith("/proc/1/") or os.path.exists(masked):
+                argv += ["--dev-bind", "/dev/null", masked]
+        argv += ["--remount-ro", "/dev"]
         if features.tmpfs_size:
             argv += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
         else:
@@ -201,12 +248,18 @@ class BwrapBackend:
         if bwrap is None:
             raise SandboxUnavailableError({self.name: NOT_INSTALLED})
         features = await self._detect_features(bwrap)
+        # Never runs without the filter when it is on: an unavailable libseccomp is an error.
+        program = syscall_filter_program() if self.syscall_filter else None
         files = list(request.files or [])
         drop_privileges = os.geteuid() == 0
         data_args, opened = self._data_mount(data_dir, files, features, drop_privileges)
+        seccomp_fd: int | None = None
         try:
+            if program is not None:
+                seccomp_fd = program_fd(program)
+                opened.append(seccomp_fd)
             outcome = await run_bounded_process(
-                self.build_argv(bwrap, features, data_args, files, timeout_s),
+                self.build_argv(bwrap, features, data_args, files, timeout_s, seccomp_fd),
                 stdin_data=request.code.encode("utf-8"),
                 timeout_s=timeout_s,
                 output_cap_bytes=output_cap_bytes,

@@ -19,7 +19,11 @@ class SandboxRequest:
 
 @dataclass(frozen=True)
 class SandboxResult:
-    """What one run produced. `stdout` is the answer; `sandboxed` is False only for the opt-in backend."""
+    """What one run produced. `stdout` is the answer; `sandboxed` is False only for the opt-in backend.
+
+    `duration_s` is the run itself; `queued_s` the time it waited for a free slot before
+    (0 when one was free at once).
+    """
 
     stdout: str
     stderr: str
@@ -29,6 +33,7 @@ class SandboxResult:
     backend: str
     sandboxed: bool
     duration_s: float
+    queued_s: float = 0.0
 
     @property
     def ok(self) -> bool:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +19,14 @@ from mcp_nexus.sandbox.validation import validate_request
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024
-DEFAULT_MAX_CONCURRENT = 2
+
+
+def default_concurrency() -> int:
+    """Runs at once when the operator sets nothing: one per CPU (the code is usually CPU-bound
+    data filtering, so more would only slow each run down), and never fewer than 2."""
+    return max(2, os.cpu_count() or 1)
+
+
 UNSANDBOXED_DISABLED = "not allowed (running code without a sandbox needs an explicit operator opt-in)"
 
 
@@ -45,12 +55,16 @@ class Sandbox:
         allow_unsandboxed: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        max_concurrent: int | None = None,
     ) -> None:
+        """`max_concurrent`: runs at once (the `sandbox_concurrency` setting); None: the default.
+        A run that finds every slot taken waits for one, and its result says how long."""
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         if output_cap_bytes <= 0:
             raise ValueError(f"output_cap_bytes must be positive, got {output_cap_bytes}")
+        if max_concurrent is None:
+            max_concurrent = default_concurrency()
         if max_concurrent < 1:
             raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}")
         self.data_dir = Path(data_dir)
@@ -61,6 +75,7 @@ class Sandbox:
         self.backends: list[SandboxBackend] = list(backends)
         self.timeout_s = timeout_s
         self.output_cap_bytes = output_cap_bytes
+        self.max_concurrent = max_concurrent
         self._slots = asyncio.Semaphore(max_concurrent)
         self._probe_lock = asyncio.Lock()
         self._probes: dict[str, ProbeResult] | None = None
@@ -116,10 +131,14 @@ class Sandbox:
             raise SandboxError(f"the sandbox data folder {self.data_dir} does not exist")
         checked = validate_request(request, self.data_dir)
         backend = await self.select_backend()
+        arrived = time.monotonic()
+        had_to_wait = self._slots.locked()
         async with self._slots:
-            return await backend.run(
+            queued_s = time.monotonic() - arrived if had_to_wait else 0.0
+            result = await backend.run(
                 checked,
                 data_dir=self.data_dir,
                 timeout_s=timeout_s or self.timeout_s,
                 output_cap_bytes=self.output_cap_bytes,
             )
+        return dataclasses.replace(result, queued_s=queued_s)

@@ -26,7 +26,7 @@ import orjson
 @contextmanager
 def folder_lock(lock_path: Path, *, exclusive: bool) -> Iterator[None]:
     """Hold an advisory lock on `lock_path` (created if missing) for the block."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
@@ -43,8 +43,8 @@ def append_lines(path: Path, payload: bytes) -> None:
     """Append complete lines and make them durable. Call with the folder lock held exclusively."""
     new_file = not path.exists()
     if new_file:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and _last_byte(path, size) != b"\n":

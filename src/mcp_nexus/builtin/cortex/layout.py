@@ -40,8 +40,10 @@ class KnowledgeLayout:
         return self.root / "relations"
 
     def create(self) -> None:
-        self.entities_dir.mkdir(parents=True, exist_ok=True)
-        self.relations_dir.mkdir(parents=True, exist_ok=True)
+        # 0700: the knowledge may be private (a missing root is created so too).
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.entities_dir.mkdir(mode=0o700, exist_ok=True)
+        self.relations_dir.mkdir(mode=0o700, exist_ok=True)
 
     def entity_file(self, category: str) -> Path:
         return self.entities_dir / f"{check_category_name(category)}.jsonl"
