@@ -20,6 +20,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.secrets import SecretRedactor
 from mcp_nexus.upstream.state import StateHistory, UpstreamState
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 from mcp_nexus.upstream.stdio_process import JsonRpcError, ProcessExited, StdioProcess
@@ -224,7 +225,7 @@ class Upstream:
         self._process = None
         if config.transport == "stdio":
             assert config.command is not None
-            self._stderr = StderrForwarder(self.name)
+            self._stderr = StderrForwarder(self.name, SecretRedactor.for_server(config))
             stack.callback(self._stderr.close_parent_end)
             self._process = target = StdioProcess(
                 self.name,
