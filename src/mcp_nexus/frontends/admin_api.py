@@ -40,6 +40,7 @@ def server_status(supervisor: Supervisor, *, history: bool = True) -> dict[str, 
     config = upstream.config
     status: dict[str, Any] = {
         "name": upstream.name,
+        "display_name": config.display_name,
         "transport": config.transport,
         "state": str(upstream.state),
         "enabled": config.enabled,
@@ -225,6 +226,7 @@ def openapi_document() -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "name": {"type": "string"},
+                        "display_name": {"type": ["string", "null"], "description": "e.g. the Lumi `name`"},
                         "transport": {"enum": ["stdio", "http", "sse", "embedded"]},
                         "state": {
                             "enum": [
