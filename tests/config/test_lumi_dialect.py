@@ -279,3 +279,13 @@ def _falls_back(gateway: ServedGateway) -> None:
     answer = gateway.call("get_weather", {"city": "c"})
     assert _text(answer) == "files-stdio: probably sunny in c", answer.text
     assert _server_of(answer) == "file_operations"
+
+
+def test_a_tools_list_and_disabled_tools_combine(tmp_path: Path) -> None:
+    doc = {
+        "mcpServers": {
+            "a": {"type": "external", "command": "x", "tools": ["t1", "t2"], "disabledTools": ["t2"]}
+        }
+    }
+    config, _ = load_config(write(tmp_path, json.dumps(doc)), {}, include_builtins=False)
+    assert (config.servers["a"].tools.allow, config.servers["a"].tools.deny) == (["t1", "t2"], ["t2"])

@@ -181,7 +181,9 @@ def _server_entry(
         if "timeout" in entry and isinstance(entry["timeout"], int | float) and "timeouts" not in entry:
             # Foreign formats give one number: the per-call timeout in seconds.
             entry.setdefault("timeouts", {})["call"] = entry.pop("timeout")
-        if "disabledTools" in entry:
+        if isinstance(entry.get("tools"), list):
+            entry["tools"] = {"allow": entry["tools"]}
+        if "disabledTools" in entry and isinstance(entry.get("tools", {}), dict):
             entry.setdefault("tools", {}).setdefault("deny", []).extend(entry.pop("disabledTools"))
         if "name" in entry:
             # `name` inside an entry is what a user interface shows ("天气服务"); the key stays the id.
