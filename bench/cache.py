@@ -41,12 +41,14 @@ UPSTREAM = [sys.executable, "-m", "support.demo_server", "bench"]
 
 def config_doc(cache_ttl: float) -> dict[str, Any]:
     return {
-        "gateway": {"include_builtins": False, "rate_limit": None, "cache_ttl": cache_ttl},
+        "gateway": {"include_builtins": False, "rate_limit": None},
         "servers": {
             "bench": {
                 "command": UPSTREAM[0],
                 "args": UPSTREAM[1:],
                 "namespace": "",
+                # by name: echo has no readOnlyHint, and a wide cache_ttl only caches read-only tools
+                "tool_config": {"echo": {"cache_ttl": cache_ttl}},
                 "env": {"PYTHONPATH": str(ROOT / "tests")},
             }
         },

@@ -29,7 +29,6 @@ from mcp_nexus.frontends.xiaozhi.cli import app as bridge_app
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
-from mcp_nexus.secrets import mask_url
 from mcp_nexus.upstream.upstream import Upstream
 
 app = typer.Typer(help="Nexus: many MCP servers behind one governed endpoint.", no_args_is_help=True)
@@ -416,29 +415,11 @@ def reload(url: UrlOption = None, token: TokenOption = None) -> None:
 
 
 @config_app.command("check")
-def config_check(path: Annotated[Path, typer.Argument(help="The config file to validate.")]) -> None:
-    """Validate a config file and print the normalised result (secrets masked), or the errors."""
-    try:
-        cfg, warnings = load_config(path)
-    except ConfigError as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from exc
-    for warning in warnings:
-        err.print(f"[yellow]warning: {warning}[/yellow]", highlight=False)
-    print(json.dumps(_masked(cfg.model_dump(mode="json")), indent=2))
+def config_check(
+    path: Annotated[Path, typer.Argument(help="The config file to validate.")],
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Print secrets in clear.")] = False,
+) -> None:
+    """Validate a config file and print the effective config (secrets masked), or the errors."""
+    from mcp_nexus.config.check import check_command
 
-
-_SECRET_KEYS = ("token", "api_key", "authorization", "password", "secret")
-_URL_KEYS = ("url", "endpoints")  # shown, with any token in them masked
-
-
-def _masked(value: Any, key: str = "") -> Any:
-    if isinstance(value, dict):
-        return {k: _masked(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v, key) for v in value]
-    if isinstance(value, str) and value and any(s in key.lower() for s in _SECRET_KEYS):
-        return "***"
-    if isinstance(value, str) and key.lower() in _URL_KEYS:
-        return mask_url(value)
-    return value
+    raise typer.Exit(check_command(path, show_secrets=show_secrets))

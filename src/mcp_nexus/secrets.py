@@ -1,9 +1,24 @@
-"""Endpoint URLs carry their token in the query: show them masked, and mask them wherever text may leak them."""
+"""Secrets in a config: mask them when shown, redact them from any text that may leak them.
+
+- `mask_url` / `secrets_of`: endpoint URLs carry their token in the query.
+- `SecretRedactor`: every secret a loaded config holds (header values, env values, `apiKey`,
+  tokens, URL credentials, secret-looking arguments, values that came from `${VAR}`), and
+  `redact(text)` that replaces each of them wherever it appears (docs/SECURITY.md, "Secrets").
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import logging
-from urllib.parse import parse_qsl, urlencode, urlsplit
+import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+if TYPE_CHECKING:
+    from mcp_nexus.config.schema import NexusConfig, ServerConfig
 
 _SECRET_PARAMS = ("token", "key", "secret", "password", "auth", "jwt")
 
@@ -47,8 +62,6 @@ def mask_url(url: str) -> str:
 
 def redact(text: str, secrets: list[str]) -> str:
     """`text` with every secret (raw or as it appears URL-encoded) replaced by its mask."""
-    from urllib.parse import quote
-
     for secret in secrets:
         if secret:
             text = text.replace(secret, mask_secret(secret)).replace(
@@ -70,3 +83,192 @@ class RedactingFilter(logging.Filter):
         if masked != message:
             record.msg, record.args = masked, None
         return True
+
+
+# -- every secret of a config ------------------------------------------------------------------
+
+MIN_SECRET_CHARS = 6
+"""Shorter values are not treated as secrets by the redactor: replacing every `1`, `on` or `UTC`
+in a log would destroy it, and nothing that short is a credential worth the name."""
+
+# Words a header value starts with that are not themselves secret.
+_AUTH_SCHEMES = {"bearer", "basic", "token", "digest", "negotiate", "apikey", "api-key"}
+
+# Words that make a command-line flag's value a secret (`--api-key X`, `--token=X`), matched
+# against the flag's words so `--path` or `--author` do not count.
+_SECRET_FLAG_WORDS = {
+    "token", "key", "apikey", "secret", "password", "passwd", "pwd", "pass", "auth",
+    "credential", "credentials", "pat", "jwt", "cookie", "bearer",
+}  # fmt: skip
+
+
+def is_secret_flag(arg: str) -> bool:
+    """`--api-key`, `--token`, `-p`-style short flags aside: a flag whose name has a secret word."""
+    if not arg.startswith("-") or arg in ("-", "--"):
+        return False
+    words = re.split(r"[-_.]+", arg.lstrip("-").lower())
+    return any(word in _SECRET_FLAG_WORDS for word in words)
+
+
+# Env variables whose values are locations, not credentials: redacting every path from an
+# upstream's stderr would make tracebacks unreadable. `nexus config check` still masks them.
+_PATH_LIKE_ENV = re.compile(
+    r"^(PATH|PYTHONPATH|NODE_PATH|HOME|PWD|TMPDIR|LANG|LANGUAGE|TZ|SHELL|USER|LC_\w+|\w+_(DIR|PATH|HOME|FILE))$"
+)
+
+
+def url_credentials(url: str) -> list[str]:
+    """What a URL carries that may be a credential: the userinfo (and its password) and every query value."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return []
+    if not parts.scheme or not parts.netloc:
+        return []
+    found: list[str] = []
+    if "@" in parts.netloc:
+        # `user:password`, and the password alone; a userinfo without a password is a token
+        # (`https://TOKEN@host`). A user name beside a password is not treated as a secret.
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        found += [userinfo, unquote(userinfo)]
+        if ":" in userinfo:
+            password = userinfo.split(":", 1)[1]
+            found += [password, unquote(password)]
+    found.extend(value for _key, value in parse_qsl(parts.query, keep_blank_values=True) if value)
+    return found
+
+
+def mask_url_credentials(url: str) -> str:
+    """`https://***@host/path?sig=***`: the userinfo and every query value masked, the rest kept."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = urlencode(
+        [(key, "***" if value else value) for key, value in parse_qsl(parts.query, keep_blank_values=True)],
+        safe="*",
+    )
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def _header_parts(value: str) -> Iterator[str]:
+    """A header value and the pieces of it a program may print alone (the token after `Bearer`, cookie values)."""
+    yield value
+    for piece in re.split(r"[\s;,]+", value):
+        if not piece or piece.lower() in _AUTH_SCHEMES:
+            continue
+        yield piece
+        if "=" in piece:
+            yield piece.split("=", 1)[1]
+        decoded = _basic_credentials(piece)
+        if decoded:
+            yield decoded
+            yield decoded.split(":", 1)[1]
+
+
+def _basic_credentials(piece: str) -> str | None:
+    """`user:password` when `piece` is the base64 of one (an `Authorization: Basic` value)."""
+    if len(piece) < 8 or len(piece) % 4:
+        return None
+    try:
+        text = base64.b64decode(piece, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return text if ":" in text and text.isprintable() else None
+
+
+def _with_url_parts(value: str) -> Iterator[str]:
+    yield value
+    yield from url_credentials(value)
+
+
+def _argument_secrets(args: list[str]) -> Iterator[str]:
+    """Values of secret-named flags (`--api-key X`, `--token=X`) and URL credentials in arguments."""
+    take_next = False
+    for arg in args:
+        if take_next:
+            yield arg
+            take_next = False
+        if arg.startswith("-") and "=" in arg:
+            flag, value = arg.split("=", 1)
+            if is_secret_flag(flag):
+                yield value
+        elif is_secret_flag(arg):
+            take_next = True
+        yield from url_credentials(arg)
+
+
+def server_secrets(server: ServerConfig) -> Iterator[str]:
+    """Every value of one server's config that may be a secret (short ones included; the redactor drops them)."""
+    for value in server.headers.values():
+        yield from _header_parts(value)
+    for key, value in server.env.items():
+        if not _PATH_LIKE_ENV.match(key):
+            yield from _with_url_parts(value)
+    if server.api_key:
+        yield server.api_key
+    if server.url:
+        yield from url_credentials(server.url)
+    yield from _argument_secrets(server.args)
+    yield from server.interpolated_values
+
+
+def config_secrets(config: NexusConfig) -> Iterator[str]:
+    """Every value of a whole config that may be a secret."""
+    settings = config.gateway
+    if settings.token:
+        yield settings.token
+    for server in config.servers.values():
+        yield from server_secrets(server)
+    xiaozhi = config.xiaozhi
+    for url in xiaozhi.endpoints:
+        yield from url_credentials(url)
+    for token in (xiaozhi.envelope_server.token, xiaozhi.envelope_client.token):
+        if token:
+            yield token
+    if xiaozhi.envelope_client.url:
+        yield from url_credentials(xiaozhi.envelope_client.url)
+    yield from config.interpolated_values
+
+
+class SecretRedactor:
+    """Replaces every configured secret in a text by its mask (`***`, or `***` and the last 4 characters).
+
+    Each secret is also found URL-encoded and JSON-escaped (how it appears in a logged URL or
+    a JSON dump). Values under `MIN_SECRET_CHARS` characters are ignored (`ignored` counts them).
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        unique = {s for s in secrets if isinstance(s, str) and s}
+        self.ignored = sum(1 for s in unique if len(s.strip()) < MIN_SECRET_CHARS)
+        kept = sorted((s for s in unique if len(s.strip()) >= MIN_SECRET_CHARS), key=len, reverse=True)
+        self._masks: dict[str, str] = {}
+        for secret in kept:
+            mask = mask_secret(secret)
+            for form in (secret, quote(secret, safe=""), json.dumps(secret, ensure_ascii=False)[1:-1]):
+                self._masks.setdefault(form, mask)
+        forms = sorted(self._masks, key=len, reverse=True)  # the longest first: a secret inside another
+        self._pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
+        self.count = len(kept)
+
+    @classmethod
+    def from_config(cls, config: NexusConfig) -> SecretRedactor:
+        return cls(config_secrets(config))
+
+    @classmethod
+    def for_server(cls, server: ServerConfig) -> SecretRedactor:
+        """The secrets of one server's entry (and of every `${VAR}` of its file)."""
+        return cls(server_secrets(server))
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def redact(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda match: self._masks[match.group(0)], text)

@@ -118,7 +118,9 @@ def test_controller_format(tmp_path: Path) -> None:
         and server.timeouts.call == 12
         and server.headers["Authorization"] == "Bearer t"
     )
-    assert config.gateway.cache_ttl == 60 and config.gateway.force_refresh_on_init is True
+    # The tool index's settings, never a result-cache TTL (issue 11 item 2).
+    assert config.gateway.index.cache_ttl_seconds == 60 and config.gateway.index.force_refresh_on_init is True
+    assert config.gateway.cache_ttl is None and "cache_ttl" not in config.gateway.model_fields_set
 
 
 def test_bridge_format_with_namespace(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+# The stamp tools count calls only to show the tests whether a call was made: to a client they
+# are reads, and only reads take a server- or gateway-wide cache_ttl.
 READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 IDEMPOTENT = types.ToolAnnotations(idempotent_hint=True)
 
@@ -32,19 +34,19 @@ def create_server(instance: str = "gov") -> MCPServer:
         # Plain text results, no output schema: the gateway may replace the text (offload, cut).
         return server.tool(annotations=annotations, structured_output=False)
 
-    @tool()
+    @tool(READ_ONLY)
     def stamp(key: str) -> str:
         """Answer with the key and how many calls this tool has had: repeats show whether a call was made."""
         calls["stamp"] += 1
         return f"{instance}:{key}:{calls['stamp']}"
 
-    @tool()
+    @tool(READ_ONLY)
     def stamp_args(a: str = "", b: str = "") -> str:
         """Like stamp, with two arguments."""
         calls["stamp_args"] += 1
         return f"{instance}:a={a}:b={b}:{calls['stamp_args']}"
 
-    @tool()
+    @tool(READ_ONLY)
     def fail(reason: str = "asked to fail") -> str:
         """A tool-level error result."""
         calls["fail"] += 1
@@ -108,7 +110,7 @@ def create_server(instance: str = "gov") -> MCPServer:
             await asyncio.sleep(delay)
         return f"attempt {calls[f'slow_first_unsafe:{key}']}"
 
-    @tool()
+    @tool(READ_ONLY)
     async def slow_stamp(key: str, delay: float) -> str:
         """Sleep, then answer like stamp (for merging identical calls in flight)."""
         calls["slow_stamp"] += 1

@@ -3,8 +3,13 @@
 Accepted, unchanged (docs/CONFIG.md):
 - native Nexus: `{"gateway": {...}, "servers": {name: {...}}}`
 - desktop MCP clients: `{"mcpServers": {name: {command, args, env, cwd, type|transport, url, headers, disabled}}}`
+- Lumi (unified manager): the same `mcpServers` object where an entry has `type: embedded|external`
+  (`name` a display name, `command` may hold an HTTP server's URL, `apiKey`, `autoStart`, `priority`,
+  `tools`); its tools keep bare names
 - seed gateway: `{"servers": [{name, type: embedded|external, transport, enabled, autoStart, priority, ...}]}`
+  (the Lumi vocabulary as a list; bare names too)
 - controller: `{"mcp_servers": [{id, url, timeout, headers}], "cache_ttl_seconds", "force_refresh_on_init"}`
+  (the last two are the tool index's settings: `gateway.index`)
 - bridge: `{"services": {name: {type, command, args, env, url, headers, namespace, ...}}}`
 
 Each normaliser also returns, per server, the path of its entry in the original file so
@@ -16,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_nexus.config.builtins import device_module
 from mcp_nexus.config.errors import ConfigProblem
 
 _TRANSPORT_ALIASES = {
@@ -41,6 +47,14 @@ _KEY_ALIASES = {
     "maxResultBytes": "max_result_bytes",
 }
 
+# `type` in the Lumi (unified manager) dialect; any other value is a desktop transport name.
+LUMI_KINDS = ("embedded", "external")
+TYPE_EXPECTED = "expected 'embedded' or 'external' (Lumi) or 'stdio'|'http'|'sse' (desktop)"
+TRANSPORT_EXPECTED = "expected 'stdio', 'streamableHttp' (also 'http') or 'sse'"
+
+# The controller format's top-level keys for its tool index (docs/CONFIG.md).
+INDEX_KEYS = ("cache_ttl_seconds", "force_refresh_on_init")
+
 # Top-level sections of Nexus's own that may sit beside any foreign format's servers.
 _NEXUS_SECTIONS = ("gateway", "xiaozhi")
 
@@ -56,26 +70,91 @@ class Normalised:
     warnings: list[ConfigProblem] = field(default_factory=list)
 
 
+def _is_url(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower().startswith(("http://", "https://"))
+
+
+def _inferred_transport(entry: dict[str, Any]) -> str | None:
+    if "module" in entry:
+        return "embedded"
+    if _is_url(entry.get("command")):
+        url = str(entry["command"]).rstrip("/")
+        return "sse" if url.endswith("/sse") else "http"
+    if "command" in entry:
+        return "stdio"
+    if "url" in entry:
+        url = str(entry["url"]).rstrip("/")
+        return "sse" if url.endswith("/sse") else "http"
+    return None
+
+
 def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem]) -> str | None:
-    raw = entry.pop("transport", None) or entry.pop("type", None)
-    if raw is None:
-        if "module" in entry:
-            return "embedded"
-        if "command" in entry:
-            return "stdio"
-        if "url" in entry:
-            url = str(entry["url"]).rstrip("/")
-            return "sse" if url.endswith("/sse") else "http"
+    """The transport an entry asks for, from `type` (either dialect), `transport`, or its other keys.
+
+    Also moves a URL written in `command` (the Lumi dialect does that for HTTP servers) to `url`.
+    """
+    kind = entry.pop("type", None)
+    given = entry.pop("transport", None)
+    kind_name = str(kind).lower() if kind is not None else None
+    if kind is not None and kind_name not in LUMI_KINDS and kind_name not in _TRANSPORT_ALIASES:
+        problems.append(ConfigProblem(f"{path}.type", f"{TYPE_EXPECTED}, got {kind!r}"))
+        return None
+    transport: str | None = None
+    if given is not None:
+        transport = _TRANSPORT_ALIASES.get(str(given).lower())
+        if transport is None:
+            problems.append(ConfigProblem(f"{path}.transport", f"{TRANSPORT_EXPECTED}, got {given!r}"))
+            return None
+    if kind_name == "embedded":
+        if transport not in (None, "embedded"):
+            problems.append(
+                ConfigProblem(
+                    f"{path}.transport",
+                    f"an embedded server runs inside Nexus and has no transport, got {given!r}",
+                )
+            )
+            return None
+        return "embedded"
+    if kind_name is not None and kind_name != "external":
+        from_type = _TRANSPORT_ALIASES[kind_name]
+        if transport is not None and transport != from_type:
+            problems.append(
+                ConfigProblem(path, f"'type' says {kind!r} but 'transport' says {given!r}: give one")
+            )
+            return None
+        transport = from_type
+    if transport is None:
+        transport = _inferred_transport(entry)
+    if transport is None:
         problems.append(ConfigProblem(path, "cannot tell the transport: give 'command', 'url' or 'type'"))
         return None
-    transport = _TRANSPORT_ALIASES.get(str(raw).lower())
-    if transport is None:
+    if kind_name == "external" and transport == "embedded":
         problems.append(
-            ConfigProblem(
-                f"{path}.type", f"expected one of stdio, sse, http, streamableHttp, embedded; got {raw!r}"
-            )
+            ConfigProblem(f"{path}.transport", "'type': 'external' needs 'stdio', 'streamableHttp' or 'sse'")
         )
+        return None
+    if _is_url(entry.get("command")):
+        if transport == "stdio":
+            problems.append(
+                ConfigProblem(
+                    f"{path}.command",
+                    "holds a URL but the transport is 'stdio': set 'transport' to 'streamableHttp' or 'sse'",
+                )
+            )
+            return None
+        if transport in ("http", "sse"):
+            if "url" in entry:
+                problems.append(
+                    ConfigProblem(f"{path}.command", "a URL in both 'command' and 'url': give it once")
+                )
+                return None
+            entry["url"] = str(entry.pop("command")).strip()
     return transport
+
+
+def is_lumi_entry(raw: Any) -> bool:
+    """An entry in the Lumi (unified manager) dialect: `type` is 'embedded' or 'external'."""
+    return isinstance(raw, dict) and str(raw.get("type", "")).lower() in LUMI_KINDS
 
 
 def _server_entry(
@@ -86,12 +165,14 @@ def _server_entry(
     warnings: list[ConfigProblem],
     *,
     strict: bool,
+    bare_names: bool = False,
 ) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         problems.append(
             ConfigProblem(path, f"expected an object describing the server, got {type(raw).__name__}")
         )
         return None
+    embedded_by_type = str(raw.get("type", "")).lower() == "embedded"
     entry: dict[str, Any] = {_KEY_ALIASES.get(str(k), str(k)): v for k, v in raw.items()}
     if not strict:
         for key in list(entry):
@@ -100,8 +181,15 @@ def _server_entry(
         if "timeout" in entry and isinstance(entry["timeout"], int | float) and "timeouts" not in entry:
             # Foreign formats give one number: the per-call timeout in seconds.
             entry.setdefault("timeouts", {})["call"] = entry.pop("timeout")
-        if "disabledTools" in entry:
+        if isinstance(entry.get("tools"), list):
+            entry["tools"] = {"allow": entry["tools"]}
+        if "disabledTools" in entry and isinstance(entry.get("tools", {}), dict):
             entry.setdefault("tools", {}).setdefault("deny", []).extend(entry.pop("disabledTools"))
+        if "name" in entry:
+            # `name` inside an entry is what a user interface shows ("天气服务"); the key stays the id.
+            display = entry.pop("name")
+            if display != name and "display_name" not in entry:
+                entry["display_name"] = display
     if "disabled" in entry:
         entry["enabled"] = not bool(entry.pop("disabled"))
     transport = _transport_of(entry, path, problems)
@@ -109,6 +197,11 @@ def _server_entry(
         return None
     entry["transport"] = transport
     entry["name"] = name
+    if not strict and transport == "embedded" and embedded_by_type and "module" not in entry:
+        # The Lumi dialect's embedded server is the built-in device control server.
+        entry["module"] = device_module()
+    if bare_names:
+        entry.setdefault("namespace", "")
     if isinstance(entry.get("tools"), list):
         entry["tools"] = {"allow": entry["tools"]}
     return entry
@@ -120,6 +213,7 @@ def _add_servers(
     problems: list[ConfigProblem],
     *,
     strict: bool,
+    bare_names: bool = False,
 ) -> None:
     """Normalise `(name, raw entry, path in the file)` triples into `out.data["servers"]`."""
     servers: dict[str, Any] = {}
@@ -127,7 +221,7 @@ def _add_servers(
         if name in servers:
             problems.append(ConfigProblem(path, f"duplicate server name {name!r}"))
             continue
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=strict)
+        entry = _server_entry(name, raw, path, problems, out.warnings, strict=strict, bare_names=bare_names)
         if entry is not None:
             servers[name] = entry
             out.origin[name] = path
@@ -173,8 +267,14 @@ def _native(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
 
 
 def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    out = Normalised(data={key: doc[key] for key in _NEXUS_SECTIONS if key in doc}, format="mcpServers")
-    _add_servers(out, _mapping(doc, "mcpServers", problems, "server"), problems, strict=False)
+    raw_servers = doc.get("mcpServers")
+    lumi = isinstance(raw_servers, dict) and any(is_lumi_entry(e) for e in raw_servers.values())
+    out = Normalised(
+        data={key: doc[key] for key in _NEXUS_SECTIONS if key in doc}, format="lumi" if lumi else "mcpServers"
+    )
+    # The Lumi dialect routes by bare tool name and priority: its tools keep their own names.
+    entries = _mapping(doc, "mcpServers", problems, "server")
+    _add_servers(out, entries, problems, strict=False, bare_names=lumi)
     for key in doc:
         if key != "mcpServers" and key not in _NEXUS_SECTIONS:
             out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
@@ -182,31 +282,28 @@ def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
 
 
 def _seed(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
+    """The Lumi vocabulary (`type: embedded|external`, priorities) written as a list: bare names too."""
     out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="seed")
-    entries = []
-    for name, raw, path in _listed(doc, "servers", "name", problems, "{name, type, ...}"):
-        kind = raw.pop("type", None)
-        if kind == "embedded":
-            raw["transport"] = "embedded"
-        elif kind not in (None, "external"):
-            problems.append(ConfigProblem(f"{path}.type", f"expected 'embedded' or 'external', got {kind!r}"))
-            continue
-        entries.append((name, raw, path))
-    _add_servers(out, entries, problems, strict=False)
+    entries = _listed(doc, "servers", "name", problems, "{name, type, ...}")
+    _add_servers(out, entries, problems, strict=False, bare_names=True)
     return out
 
 
 def _controller(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     gateway = dict(doc.get("gateway") or {})
-    if "cache_ttl_seconds" in doc:
-        gateway["cache_ttl"] = doc["cache_ttl_seconds"]
-    if "force_refresh_on_init" in doc:
-        gateway["force_refresh_on_init"] = doc["force_refresh_on_init"]
+    # These two keys are the tool index's settings (how long a saved tool list stays valid),
+    # never a result-cache TTL: a write tool must not answer from a cache because of them.
+    index = {key: doc[key] for key in INDEX_KEYS if key in doc}
+    if index:
+        gateway["index"] = {**(gateway.get("index") or {}), **index}
     out = Normalised(data={"gateway": gateway}, format="controller")
     if "xiaozhi" in doc:
         out.data["xiaozhi"] = doc["xiaozhi"]
     entries = _listed(doc, "mcp_servers", "id", problems, "{id, url, timeout, headers}")
     _add_servers(out, entries, problems, strict=False)
+    for key in doc:
+        if key not in ("mcp_servers", "gateway", "xiaozhi", *INDEX_KEYS):
+            out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
     return out
 
 

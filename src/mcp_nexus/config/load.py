@@ -1,8 +1,9 @@
 """Read a config file of any accepted format into one validated `NexusConfig`.
 
 Layers: the built-in servers that ship with Nexus come first, then the user's file; a
-user's server with the same key replaces the built-in one, and `"include_builtins": false`
-under `gateway` drops the built-in layer.
+user's server with the same key, or running the same built-in module under another key
+(the Lumi dialect's `builtin_device_control`), replaces the built-in one, and
+`"include_builtins": false` under `gateway` drops the built-in layer.
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from mcp_nexus.config.builtins import builtin_servers
 from mcp_nexus.config.errors import ConfigError, ConfigProblem
 from mcp_nexus.config.formats import Normalised, normalise
-from mcp_nexus.config.interpolate import interpolate
+from mcp_nexus.config.interpolate import Interpolated, interpolate
 from mcp_nexus.config.schema import NexusConfig
 
 
@@ -39,10 +40,30 @@ def _parse_text(text: str, source: str) -> Any:
         ) from exc
 
 
-def builtin_servers() -> dict[str, Any]:
-    text = resources.files("mcp_nexus.defaults").joinpath("builtin.json").read_text()
-    servers: dict[str, Any] = json.loads(text)["servers"]
-    return servers
+__all__ = ["builtin_servers", "config_from_document", "load_config"]
+
+
+def _with_builtins(servers: dict[str, Any]) -> dict[str, Any]:
+    """The built-in layer under the user's servers.
+
+    A user server replaces a built-in of the same key, and also one running the same module
+    under bare names when the built-in uses bare names too (the Lumi dialect's
+    `builtin_device_control` is the built-in `device`): the same tools twice under the same
+    names would only shadow each other. A second instance under its own namespace (a Cortex
+    over another folder) runs beside the built-in one.
+    """
+    bare_user_modules = {
+        entry.get("module")
+        for entry in servers.values()
+        if isinstance(entry, dict) and entry.get("namespace") == ""
+    }
+    merged = {
+        name: {**entry, "name": name}
+        for name, entry in builtin_servers().items()
+        if not (entry.get("namespace") == "" and entry.get("module") in bare_user_modules)
+    }
+    merged.update(servers)
+    return merged
 
 
 def _error_path(loc: tuple[int | str, ...], normalised: Normalised) -> str:
@@ -69,17 +90,22 @@ _SECRET_PARTS = (
     "headers",
     "url",
     "env",
+    "cookie",
+    "args",
 )
 
 
-def _shown_input(loc: tuple[int | str, ...], value: Any) -> str:
+def _shown_input(loc: tuple[int | str, ...], value: Any, interpolated: Interpolated) -> str:
     """What a config error may repeat of the bad value: never anything that can hold a secret.
 
-    Only plain scalars are echoed (a whole server entry may carry headers and keys), and
-    nothing under a field whose name suggests a secret or a URL (tokens ride in query strings).
+    Only plain scalars are echoed (a whole server entry may carry headers and keys), nothing
+    under a field whose name suggests a secret or a URL (tokens ride in query strings), and
+    nothing that came from a `${VAR}`.
     """
     if any(part in str(p).lower() for p in loc for part in _SECRET_PARTS):
         return f"(got a {type(value).__name__})"
+    if isinstance(value, str) and value in interpolated.fields:
+        return "(got a value from an environment variable)"
     if isinstance(value, dict | list):
         return ""
     return f"(got {value!r})"
@@ -98,7 +124,8 @@ def config_from_document(
 ) -> tuple[NexusConfig, list[ConfigProblem]]:
     """Validate an already-parsed document; returns the config and non-fatal warnings."""
     problems: list[ConfigProblem] = []
-    doc = interpolate(doc, os.environ if env is None else env, "", problems)
+    interpolated = Interpolated()
+    doc = interpolate(doc, os.environ if env is None else env, "", problems, interpolated)
     normalised = normalise(doc, problems)
     if problems:
         raise ConfigError(source, problems)
@@ -109,9 +136,7 @@ def config_from_document(
     from_file = gateway.pop("include_builtins", True)
     use_builtins = from_file if include_builtins is None else include_builtins
     if use_builtins:
-        merged = {name: {**entry, "name": name} for name, entry in builtin_servers().items()}
-        merged.update(data.get("servers") or {})
-        data["servers"] = merged
+        data["servers"] = _with_builtins(data.get("servers") or {})
     data["gateway"] = gateway
     data["source_format"] = normalised.format
     try:
@@ -122,13 +147,14 @@ def config_from_document(
             [
                 ConfigProblem(
                     _error_path(err["loc"], normalised),
-                    f"{_friendly(err['msg'])} {_shown_input(err['loc'], err['input'])}".rstrip(),
+                    f"{_friendly(err['msg'])} {_shown_input(err['loc'], err['input'], interpolated)}".rstrip(),
                 )
                 if err["type"] not in ("missing",)
                 else ConfigProblem(_error_path(err["loc"], normalised), "required field is missing")
                 for err in exc.errors()
             ],
         ) from exc
+    config.remember_interpolated(interpolated.values)
     return config, normalised.warnings
 
 

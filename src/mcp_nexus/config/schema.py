@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
@@ -90,9 +90,14 @@ class ServerConfig(CallPolicy):
     """One upstream MCP server."""
 
     name: str
+    display_name: str | None = Field(
+        default=None, description="what a user interface shows, e.g. the Lumi dialect's `name`"
+    )
     transport: Transport
     enabled: bool = True
-    auto_start: bool = True
+    auto_start: bool = Field(
+        default=True, description="start with the gateway; False = configured, started on demand"
+    )
     priority: int | None = None
     namespace: str | None = Field(default=None, description="None = the server's key; '' = bare names")
     tools: ToolFilter = Field(default_factory=ToolFilter)
@@ -123,6 +128,9 @@ class ServerConfig(CallPolicy):
     # one limit shared by all of this server's tools (rate_limit above is per tool)
     server_rate_limit: str | None = Field(default=None, description='e.g. "20/second"; all tools together')
 
+    # What `${VAR}` substitution put into the config this server came from (secrets.py masks them).
+    _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
     @field_validator("server_rate_limit")
     @classmethod
     def _check_server_rate_limit(cls, value: str | None) -> str | None:
@@ -149,6 +157,10 @@ class ServerConfig(CallPolicy):
                 f"'namespace' may hold letters, digits, '_' and '-' only, got {self.namespace!r}"
             )
         return self
+
+    @property
+    def interpolated_values(self) -> frozenset[str]:
+        return self._interpolated
 
     @property
     def effective_priority(self) -> int:
@@ -181,6 +193,19 @@ DEFAULT_RESULT_LIMITS: dict[str, int] = {"xiaozhi": 1024}
 """What a frontend's clients can take by default: the Xiaozhi consumer reads about 1 KB of a result."""
 
 
+class IndexSettings(_Strict):
+    """The tool index: the saved snapshot of every server's tool list (the controller's `mcp_server.json`).
+
+    These never touch tool results: `cache_ttl_seconds` is how long a saved tool list stays
+    valid, not how long a tool's answer may be reused (that is `cache_ttl`).
+    """
+
+    cache_ttl_seconds: float = Field(
+        default=3600.0, ge=0, description="seconds a saved tool list stays valid"
+    )
+    force_refresh_on_init: bool = Field(default=False, description="ask every server for its tools at start")
+
+
 class GatewaySettings(CallPolicy):
     """The gateway itself: where it listens, who may call it, global defaults."""
 
@@ -194,7 +219,7 @@ class GatewaySettings(CallPolicy):
         default=4 * 1024 * 1024, ge=1, description="largest HTTP request body, every route (else 413)"
     )
     offload_dir: str | None = None
-    force_refresh_on_init: bool = False
+    index: IndexSettings = Field(default_factory=IndexSettings)
     startup_timeout: float = Field(default=30.0, gt=0)
     shutdown_grace: float = Field(
         default=10.0, ge=0, description="seconds in-flight calls may finish on SIGINT/SIGTERM"
@@ -226,6 +251,17 @@ class GatewaySettings(CallPolicy):
         default=None, ge=1, description="python_sandbox runs at once; default: CPU count, at least 2"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _index_keys_at_top(cls, data: Any) -> Any:
+        # `force_refresh_on_init` used to sit directly under `gateway`: still accepted there.
+        if isinstance(data, dict) and "force_refresh_on_init" in data:
+            data = dict(data)
+            index = dict(data.get("index") or {})
+            index.setdefault("force_refresh_on_init", data.pop("force_refresh_on_init"))
+            data["index"] = index
+        return data
+
     @field_validator("caller_rate_limit")
     @classmethod
     def _check_caller_rate_limit(cls, value: str | None) -> str | None:
@@ -254,6 +290,18 @@ class NexusConfig(_Strict):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
     source_format: str = "nexus"
+    # What `${VAR}` substitution put into this config: never shown, redacted from logs.
+    _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @property
+    def interpolated_values(self) -> frozenset[str]:
+        return self._interpolated
+
+    def remember_interpolated(self, values: frozenset[str]) -> None:
+        """Record what `${VAR}` substitution produced, here and on every server (they travel alone)."""
+        self._interpolated = values
+        for server in self.servers.values():
+            server._interpolated = values
 
     def result_limits(self) -> dict[str, int]:
         """Max result bytes per frontend: `gateway.result_limits`, with the Xiaozhi section's own

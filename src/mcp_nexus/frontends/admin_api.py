@@ -46,6 +46,7 @@ def server_status(supervisor: Supervisor, *, history: bool = True) -> dict[str, 
     config = upstream.config
     status: dict[str, Any] = {
         "name": upstream.name,
+        "display_name": config.display_name,
         "transport": config.transport,
         "state": str(upstream.state),
         "enabled": config.enabled,
@@ -272,6 +273,7 @@ def openapi_document() -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "name": {"type": "string"},
+                        "display_name": {"type": ["string", "null"], "description": "e.g. the Lumi `name`"},
                         "transport": {"enum": ["stdio", "http", "sse", "embedded"]},
                         "state": {"enum": [str(state) for state in UpstreamState]},
                         "enabled": {"type": "boolean"},

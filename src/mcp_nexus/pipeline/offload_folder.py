@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-import platformdirs
+from mcp_nexus.paths import data_subdir
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ _CHUNK_CHARS = 1 << 20  # encode and write 1 MiB at a time: no second full copy 
 
 
 def default_offload_dir() -> Path:
-    return Path(platformdirs.user_data_dir("mcp-nexus")) / "offload"
+    return data_subdir("offload")
 
 
 class OffloadFolder:

@@ -3,6 +3,11 @@
 A level "sets" a key when the key appears in it, even as `null`: that is how `offload_threshold:
 null` turns offload off for one tool while the gateway default stays on. Resolved policies are
 memoised per exposed tool name and dropped when the catalog or the configs they came from change.
+
+One exception to "the most specific level wins": a `cache_ttl` from the server or gateway level
+only applies to read-only tools (`readOnlyHint: true`, no `destructiveHint: true`). A write must
+never be answered from the cache (a second `add_entity` with the same id must fail, not repeat
+the first success); a tool's own `tool_config` entry, naming it, may still ask for a TTL.
 """
 
 from __future__ import annotations
@@ -14,22 +19,27 @@ from typing import Any
 import mcp_types as types
 
 from mcp_nexus.catalog.catalog import Catalog, CatalogTool, ToolRoute
+from mcp_nexus.config.policy_defaults import (
+    DEFAULT_CACHE_TTL,
+    DEFAULT_OFFLOAD_THRESHOLD,
+    DEFAULT_RATE_LIMIT,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    POLICY_DEFAULTS,
+)
 from mcp_nexus.config.schema import CallPolicy, GatewaySettings, ServerConfig
 
-DEFAULT_CACHE_TTL = 0.0
-DEFAULT_RATE_LIMIT = "5/second"
-DEFAULT_OFFLOAD_THRESHOLD = 5120
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_RETRIES = 2
-
-_BUILTIN_DEFAULTS: dict[str, Any] = {
-    "cache_ttl": DEFAULT_CACHE_TTL,
-    "rate_limit": DEFAULT_RATE_LIMIT,
-    "offload_threshold": DEFAULT_OFFLOAD_THRESHOLD,
-    "max_result_bytes": None,
-    "timeout": DEFAULT_TIMEOUT,
-    "retries": DEFAULT_RETRIES,
-}
+__all__ = [
+    "DEFAULT_CACHE_TTL",
+    "DEFAULT_OFFLOAD_THRESHOLD",
+    "DEFAULT_RATE_LIMIT",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "PolicyResolver",
+    "ToolPolicy",
+    "is_read_only",
+    "resolve_policy",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +64,7 @@ def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
     for level in levels:
         if level is not None and key in level.model_fields_set:
             return getattr(level, key)
-    return _BUILTIN_DEFAULTS[key]
+    return POLICY_DEFAULTS[key]
 
 
 def _server_timeout(server: ServerConfig | None) -> CallPolicy | None:
@@ -64,6 +74,21 @@ def _server_timeout(server: ServerConfig | None) -> CallPolicy | None:
     if "call" not in server.timeouts.model_fields_set:
         return None
     return CallPolicy(timeout=server.timeouts.call)
+
+
+def is_read_only(tool: types.Tool) -> bool:
+    """The server says the tool only reads: `readOnlyHint: true` and not `destructiveHint: true`."""
+    hints = tool.annotations
+    return bool(hints and hints.read_only_hint is True and hints.destructive_hint is not True)
+
+
+def _cache_ttl(tool: types.Tool, tool_level: CallPolicy | None, levels: list[CallPolicy | None]) -> float:
+    """The tool's own TTL if its tool_config entry sets one; a wider TTL only for read-only tools."""
+    if tool_level is not None and "cache_ttl" in tool_level.model_fields_set:
+        return float(tool_level.cache_ttl or 0.0)
+    if not is_read_only(tool):
+        return 0.0
+    return float(_pick("cache_ttl", levels) or 0.0)
 
 
 def _hinted_idempotent(tool: types.Tool) -> bool:
@@ -93,14 +118,13 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
     explicit_idempotent = next(
         (level.idempotent for level in levels if level is not None and level.idempotent is not None), None
     )
-    ttl = _pick("cache_ttl", levels)
     timeout = _pick("timeout", timeout_levels)
     retries = _pick("retries", levels)
     return ToolPolicy(
         tool=entry.name,
         server=server.name if server else None,
         upstream_tool=upstream_tool,
-        cache_ttl=float(ttl or 0.0),
+        cache_ttl=_cache_ttl(entry.tool, tool_level, levels),
         rate_limit=_pick("rate_limit", levels),
         server_rate_limit=server.server_rate_limit if server else None,
         offload_threshold=_pick("offload_threshold", levels),

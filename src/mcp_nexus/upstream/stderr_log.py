@@ -1,4 +1,9 @@
-"""Pipe a child's stderr into our log, one record per line, tagged with the server's name."""
+"""Pipe a child's stderr into our log, one record per line, tagged with the server's name.
+
+A child may print its own credentials (`echo "API_TOKEN=$API_TOKEN" >&2`, a client library
+logging its URL): every line goes through the redactor before it is logged or kept as the
+server's last words (which reach `last_error`, `/api/servers` and `nexus servers`).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,17 @@ import threading
 from collections import deque
 from typing import TextIO
 
+from mcp_nexus.secrets import SecretRedactor
+
 logger = logging.getLogger("mcp_nexus.upstream.stderr")
 
 
 class StderrForwarder:
     """Owns a pipe: the write end goes to the child, a daemon thread logs what arrives."""
 
-    def __init__(self, server_name: str) -> None:
+    def __init__(self, server_name: str, redactor: SecretRedactor | None = None) -> None:
         self.server_name = server_name
+        self.redactor = redactor
         read_fd, write_fd = os.pipe()
         os.set_inheritable(write_fd, True)
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
@@ -46,6 +54,8 @@ class StderrForwarder:
 
     def _emit(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip()
+        if text and self.redactor is not None:
+            text = self.redactor.redact(text)  # before any cut: a secret cut in half would slip through
         if text:
             self.lines_seen += 1
             self.tail.append(text[:500])

@@ -24,6 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
+from mcp_nexus.secrets import SecretRedactor
 from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version
 from mcp_nexus.upstream.stderr_log import StderrForwarder
@@ -67,7 +68,7 @@ class StdioSession(Session):
     async def _dispatcher(self, stack: AsyncExitStack) -> Any:
         config = self.config
         assert config.command is not None
-        self.stderr = StderrForwarder(config.name)
+        self.stderr = StderrForwarder(config.name, SecretRedactor.for_server(config))
         stack.callback(self.stderr.close_parent_end)
         try:
             process = await asyncio.create_subprocess_exec(

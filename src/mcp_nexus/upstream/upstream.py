@@ -24,6 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.secrets import SecretRedactor
 from mcp_nexus.upstream.embedded import EmbeddedSession
 from mcp_nexus.upstream.http import HttpSession
 from mcp_nexus.upstream.input_required import InputAnswerer
@@ -130,7 +131,8 @@ class Upstream:
         self.config = config
         self.state = UpstreamState.STOPPED if config.enabled else UpstreamState.DISABLED
         self.history = StateHistory()
-        self.last_error: str | None = None
+        self._last_error: str | None = None
+        self._redactor: tuple[ServerConfig, SecretRedactor] | None = None
         self.ready_since: float | None = None
         self.tools: list[types.Tool] = []
         self.resources: list[types.Resource] = []
@@ -160,6 +162,20 @@ class Upstream:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the server last failed, with every configured secret redacted (it is shown everywhere)."""
+        return self._last_error
+
+    @last_error.setter
+    def last_error(self, value: str | None) -> None:
+        if value:
+            known = self._redactor
+            if known is None or known[0] is not self.config:  # the config changes on reload
+                known = self._redactor = (self.config, SecretRedactor.for_server(self.config))
+            value = known[1].redact(value)
+        self._last_error = value
 
     def __repr__(self) -> str:
         return f"Upstream({self.name!r}, {self.config.transport}, {self.state})"
