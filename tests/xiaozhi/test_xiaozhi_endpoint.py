@@ -96,7 +96,7 @@ async def test_tool_errors_come_back_as_is_error_text(gateway: Gateway) -> None:
 
 
 async def test_multi_part_results_are_merged_into_the_first_text_item(gateway: Gateway) -> None:
-    async def parts(arguments: dict[str, Any]) -> types.CallToolResult:
+    async def parts(arguments: dict[str, Any], caller: Any = None) -> types.CallToolResult:
         return types.CallToolResult(
             content=[
                 types.TextContent(type="text", text="first"),

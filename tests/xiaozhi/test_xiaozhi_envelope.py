@@ -31,7 +31,7 @@ PADDING_TOOLS = 40
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Gateway]:
     async with started_gateway(tmp_path_factory.mktemp("offload")) as gw:
         # Enough tools with long descriptions that the list needs several ~8000-byte pages.
-        async def answer(arguments: dict[str, Any]) -> types.CallToolResult:
+        async def answer(arguments: dict[str, Any], caller: Any = None) -> types.CallToolResult:
             return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
 
         for i in range(PADDING_TOOLS):

@@ -8,7 +8,8 @@ from typing import Any
 
 import mcp_types as types
 
-LocalHandler = Callable[[dict[str, Any]], Awaitable[types.CallToolResult]]
+LocalHandler = Callable[[dict[str, Any], Any], Awaitable[types.CallToolResult]]
+"""`(arguments, caller)`: the caller (a pipeline `Caller`) says who asks, e.g. whose offloaded files it may read."""
 
 
 @dataclass(frozen=True, slots=True)

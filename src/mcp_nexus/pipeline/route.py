@@ -73,7 +73,7 @@ class RouteStep:
             call.declares_output_schema = True
         if entry.local is not None:
             call.server = "nexus"
-            return await entry.local.handler(call.arguments)
+            return await entry.local.handler(call.arguments, call.caller)
         pairs = [(route.upstream, route.tool.name) for route in entry.candidates]
         return await self._try_each(call, pairs, False, self._call_tool)
 

@@ -59,7 +59,7 @@ def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
         annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
 
-    async def run(arguments: dict[str, Any]) -> types.CallToolResult:
+    async def run(arguments: dict[str, Any], caller: Any = None) -> types.CallToolResult:
         try:
             await asyncio.to_thread(folder.ensure)
             result = await sandbox.run(SandboxRequest(arguments.get("code", ""), arguments.get("files")))
