@@ -13,6 +13,8 @@ The seams, and why there is no public way:
    (`ServerSession._connection`), to push list_changed on that client's standalone
    channel and to remember its resource subscriptions. The context exposes the session
    only.
+4. `http_session_count`: how many handshake-era HTTP sessions the SDK's session manager keeps
+   (for the idle-session metric); the manager exposes no count.
 3. `caller_wants_progress`: whether a downstream request asked for progress. Public
    `ctx.meta.progress_token` answers on the JSON-RPC paths; the SDK's in-process path
    keeps a callback on `ServerSession._request_outbound` instead.
@@ -74,3 +76,11 @@ def caller_wants_progress(ctx: Any) -> bool:
     if outbound is None or not (hasattr(outbound, "_progress_token") or hasattr(outbound, "_on_progress")):
         return True  # a shape we cannot read: asking the upstream for progress is the safe side
     return getattr(outbound, "_progress_token", None) is not None or getattr(outbound, "_on_progress", None) is not None
+
+
+def http_session_count(session_manager: Any) -> int:
+    """Seam 4: the number of open handshake-era sessions of a `StreamableHTTPSessionManager`."""
+    try:
+        return len(session_manager._server_instances)
+    except AttributeError:
+        raise SdkSeamMissing("StreamableHTTPSessionManager._server_instances is gone") from None

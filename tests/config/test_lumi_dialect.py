@@ -12,7 +12,7 @@ import pytest
 from mcp_nexus.config.builtins import device_module
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
-from mcp_nexus.upstream.targets import http_headers
+from mcp_nexus.upstream.http import http_headers
 from support.processes import TESTS, free_port, running, wait_for_port
 from support.served_gateway import ServedGateway, gateway_env, served
 

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
+from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
@@ -37,6 +38,9 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         retry_interval=1000,
         # HttpGuard caps every body first; the SDK's own cap must not be the smaller one.
         max_request_body_size=settings.request_max_bytes,
+        # Abandoned handshake-era sessions cost memory until they are closed: bound both.
+        session_idle_timeout=settings.http_session_idle_timeout,
+        max_sessions=settings.http_session_max,
     )
 
     async def healthz(request: Request) -> JSONResponse:
@@ -58,7 +62,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
     routes = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway), *mcp_app.routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
-        app,
+        McpMessageCheck(app, settings.path),
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,

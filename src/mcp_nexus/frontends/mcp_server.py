@@ -77,6 +77,22 @@ def _list_cache_hints(ttl_seconds: float) -> dict[CacheableMethod, CacheHint]:
     }
 
 
+def encodable(outcome: Any) -> Any:
+    """The result with any lone UTF-16 surrogate in its texts replaced (U+FFFD), so the SDK can encode it.
+
+    A server may send `"\\ud800"` (valid JSON, not valid Unicode); the SDK's serialiser refuses it
+    and the client would get an empty stream. ASCII texts (most) cost one O(1) check.
+    """
+    for item in getattr(outcome, "content", None) or ():
+        text = getattr(item, "text", None)
+        if isinstance(text, str) and not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                item.text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return outcome
+
+
 def _as_mcp_error(exc: GatewayError) -> MCPError:
     return MCPError(exc.code, exc.message, exc.data or None)
 
@@ -181,7 +197,7 @@ class McpFrontend:
             await session.report_progress(value, total, message)
 
         try:
-            return await self.gateway.call_tool(
+            outcome = await self.gateway.call_tool(
                 params.name,
                 params.arguments,
                 caller=self.caller(ctx),
@@ -190,6 +206,7 @@ class McpFrontend:
             )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc
+        return encodable(outcome)
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

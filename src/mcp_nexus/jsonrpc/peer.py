@@ -68,7 +68,7 @@ class PeerOptions:
     name: str = "peer"
     kind: str = "stdio"  # TransportContext.kind
     can_send_request: bool = True  # a duplex channel: the other side can answer our requests
-    answer_invalid: bool = True  # answer malformed requests with errors (some dialects ignore them)
+    answer_invalid: bool = True  # answer id-less errors (parse errors, unusable messages); some dialects ignore them
     numeric_ids_only: bool = False  # the device dialect drops requests whose id is not a number
 
 
@@ -256,7 +256,9 @@ class JsonRpcPeer:
 
     async def _invalid(self, message: Invalid) -> None:
         logger.debug("%s: %s", self.options.name, message.reason)
-        if message.answer and self.options.answer_invalid:
+        # A request whose id we know is always answered; `answer_invalid` only governs the
+        # id-less errors (parse errors, unusable messages) that some dialects ignore.
+        if message.answer and (self.options.answer_invalid or message.id is not None):
             await self.send_error(message.id, message.error())
 
     def _resolve(self, response: Response) -> None:

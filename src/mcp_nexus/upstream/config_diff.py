@@ -12,6 +12,8 @@ RESTART_ONLY_SETTINGS = (
     "port",
     "path",
     "token",
+    "http_session_idle_timeout",
+    "http_session_max",
     "allowed_origins",
     "allowed_hosts",
     "request_max_bytes",

@@ -135,7 +135,8 @@ class Session:
         try:
             await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
-            await self.close()
+            # Given up while connecting (a timeout, a stop): end whatever was started, now.
+            await asyncio.shield(self.close(grace=0.2))
             raise
         finally:
             ready.cancel()

@@ -147,11 +147,13 @@ class StdioSession(Session):
                 self.peer.close(f"server {self.config.name!r} stopped")
 
     async def _end_group(self, process: asyncio.subprocess.Process) -> None:
+        # A server that never got through its handshake has nothing to save: no stdin grace.
+        stdin_grace = _STDIN_CLOSE_GRACE_S if self._ready.is_set() else 0.05
         if process.returncode is None:
             with contextlib.suppress(Exception):
                 assert process.stdin is not None
                 process.stdin.close()
-            if not await _wait(process, _STDIN_CLOSE_GRACE_S):
+            if not await _wait(process, stdin_grace):
                 _signal_group(process.pid, signal.SIGTERM)
                 # A stopped (SIGSTOP) group would hold SIGTERM until continued: continue it.
                 _signal_group(process.pid, signal.SIGCONT)

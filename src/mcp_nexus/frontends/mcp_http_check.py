@@ -1,0 +1,119 @@
+"""Every POST to /mcp is checked by the JSON-RPC core before the SDK's transport sees it.
+
+Why: the SDK's streamable-HTTP transport answers some malformed messages in ways clients
+cannot use (an id of `null`, `{}`, `[1]`, `1.5` or `true` is taken for a notification and
+gets 202 with no body; a batch or `"jsonrpc": "1.0"` gets a pydantic dump; an unknown
+`Mcp-Protocol-Version` header gets an error about `_meta` keys). Here the same rules as on
+every other endpoint apply (jsonrpc/message.py): one short JSON-RPC error with HTTP 400.
+A well-formed message is passed on byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_nexus.jsonrpc import ParseError, decode
+from mcp_nexus.jsonrpc.message import Invalid, classify
+
+SUPPORTED_VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+
+
+class McpMessageCheck:
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        self.app = app
+        self.path = path.rstrip("/") or "/"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
+            await self.app(scope, receive, send)
+            return
+        body, more = await _read_body(receive)
+        if more:  # an unfinished body (disconnect): let the transport say so
+            await self.app(scope, _replay(body, receive), send)
+            return
+        try:
+            value = decode(body)
+        except ParseError as exc:
+            await _answer(send, None, exc.to_wire())
+            return
+        message = classify(value)
+        if isinstance(message, Invalid):
+            if not message.answer:
+                await _accepted(send)  # a broken notification or stray response: nothing may answer it
+                return
+            await _answer(send, message.id, message.error())
+            return
+        version = _header(scope, b"mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_VERSIONS and not _enveloped(message):
+            # A 2026-07-28 request (with its `_meta` envelope) is the SDK's to judge; a handshake-era
+            # one would otherwise hear about missing envelope keys instead of its version.
+            await _answer(
+                send,
+                getattr(message, "id", None),
+                {
+                    "code": UNSUPPORTED_PROTOCOL_VERSION,
+                    "message": f"Unsupported protocol version {version!r} (Mcp-Protocol-Version header); "
+                    f"supported: {', '.join(SUPPORTED_VERSIONS)}",
+                    "data": {"supported": SUPPORTED_VERSIONS, "requested": version},
+                },
+            )
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _enveloped(message: Any) -> bool:
+    meta = (getattr(message, "params", None) or {}).get("_meta")
+    return isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks), True
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), False
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _answer(send: Send, request_id: Any, error: dict[str, Any]) -> None:
+    payload = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def _accepted(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
