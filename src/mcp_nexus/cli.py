@@ -181,7 +181,7 @@ def _report_progress(upstream: Upstream) -> None:
 
 
 def _print_banner(runtime: Runtime) -> None:
-    from mcp_nexus.pipeline.offload_folder import default_offload_dir
+    from mcp_nexus.paths import data_dir
 
     gateway = runtime.gateway
     url = runtime.url
@@ -194,7 +194,7 @@ def _print_banner(runtime: Runtime) -> None:
     )
     if starting:
         err.print(f"  still starting: {', '.join(starting)} (their tools join when ready)", markup=False)
-    err.print(f"  data folder: {default_offload_dir().parent}", markup=False, highlight=False)
+    err.print(f"  data folder: {data_dir()}", markup=False, highlight=False)
     entry: dict[str, Any] = {"type": "http", "url": url}
     if gateway.config.gateway.token is not None:
         entry["headers"] = {"Authorization": "Bearer <your token>"}
