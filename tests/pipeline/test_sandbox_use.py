@@ -125,6 +125,9 @@ async def test_another_callers_file_is_refused_like_a_missing_one(tmp_path: Path
         assert without_names(stolen[1]) == without_names(absent[1])
         assert "len(data)" not in stolen[1] and "400" not in stolen[1]
 
+        both = await sandbox(gw, BOB, "print(data)", [alices, missing])
+        assert both[0] and f"files '{alices}', '{missing}' do not exist among" in both[1]
+
         # named in the code instead: refused the same way, the code never runs
         failed, answer = await sandbox(gw, BOB, f"print(open('/data/{alices}').read()[:50])")
         assert failed and f"file '{alices}' named in the code does not exist" in answer

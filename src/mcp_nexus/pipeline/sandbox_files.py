@@ -116,8 +116,9 @@ def choose_files(folder: OffloadFolder, owner: str, code: Any, files: Any) -> An
         recent = folder.owned_files(owner, _RECENT_LISTED)
         where = "named in the code " if from_code else ""
         names = ", ".join(repr(name) for name in refused)
+        what = f"file {names} {where}does not" if len(refused) == 1 else f"files {names} {where}do not"
         raise FileChoiceError(
-            f"python_sandbox: file {names} {where}does not exist among this client's offloaded files "
+            f"python_sandbox: {what} exist among this client's offloaded files "
             "(it may have expired, or never been this client's): pass in `files` only names from "
             f"SYSTEM_ALERTs this client received, e.g. {_example(recent)}.\n"
             f"{_listing(recent, folder.max_age)}"
