@@ -34,10 +34,21 @@ async def test_cut_at_a_character_boundary_when_offload_is_off(tmp_path: Path) -
         result = await gw.call_tool("gov.wide_text", {"chars": 2000}, caller=XIAOZHI)
         answer = text(result)
         assert len(answer.encode()) <= 1024
-        assert "[truncated by Nexus:" in answer and "1024-byte limit" in answer
-        body = answer.split("\n[truncated by Nexus")[0]
+        body, note = answer.rsplit("\n", 1)
         assert ("é€😀" * 2000).startswith(body)  # whole characters only
-        assert result.meta and result.meta["nexus/truncated"]["limit"] == 1024
+        full = len(("é€😀" * 2000)[:2000].encode())  # what the tool sent: 5999 bytes
+        shown = len(body.encode())
+        # the note states the full size, what is shown and what was cut, and the limit
+        assert (
+            note
+            == f"[truncated by Nexus: showing {shown} of {full} bytes; {full - shown} bytes cut; limit 1024]"
+        )
+        assert 1024 - 16 <= len(answer.encode()) <= 1024  # the room is used, not wasted
+        assert result.meta and result.meta["nexus/truncated"] == {
+            "bytes": full,
+            "shown": shown,
+            "limit": 1024,
+        }
         # a configured frontend limit; the built-in xiaozhi default stays
         assert (
             len(text(await gw.call_tool("gov.big_text", {"lines": 50}, caller=Caller("http"))).encode())

@@ -153,8 +153,25 @@ async def test_concurrent_calls_all_complete(sandbox: Sandbox) -> None:
     assert [r.stdout.strip() for r in results] == [str(i * 2) for i in range(5)]
 
 
+async def test_data_holds_the_named_files_only_and_is_the_working_folder(
+    sandbox: Sandbox, data_dir: Path
+) -> None:
+    """Other files of the folder (other callers' offloads) are not there; a bare name opens as written."""
+    (data_dir / "someone_elses.json").write_text('{"secret": 1}')
+    code = (
+        "import os, json\nprint(os.getcwd(), sorted(os.listdir('.')), len(json.load(open('devices.json'))))"
+    )
+    result = await run_code(sandbox, code, files=["devices.json"])
+    assert result.ok, result.stderr
+    assert result.stdout.strip() == "/data ['devices.json'] 2"
+    result = await run_code(sandbox, "import os\nprint(os.listdir('/data'))")
+    assert result.ok and result.stdout.strip() == "[]"
+
+
 def test_works_when_the_gateway_is_not_root() -> None:
-    """As a normal user bwrap maps that user into the sandbox and bind-mounts the whole folder.
+    """As a normal user bwrap maps that user into the sandbox and bind-mounts each named file
+    (only those: the folder holds other callers' offloads too), read-only, in /data, the
+    code's working folder.
 
     Run as root, this drops to uid 65534 for the gateway itself; run as a normal user, it
     runs as that user: either way it exercises the non-root path.
@@ -180,7 +197,7 @@ def test_works_when_the_gateway_is_not_root() -> None:
                 wrote = False
             mounts = open("/proc/self/mountinfo").read()
             print(json.dumps({{"sum": sum(data), "listing": sorted(os.listdir("/data")), "wrote": wrote,
-                              "mounts": mounts}}))
+                              "mounts": mounts, "cwd": os.getcwd(), "relative": json.load(open("a.json"))}}))
             '''
             async def main():
                 box = Sandbox(Path({str(data)!r}), timeout_s=5)
@@ -205,12 +222,14 @@ def test_works_when_the_gateway_is_not_root() -> None:
             extra_groups=[] if as_root else None,
         )
         assert completed.returncode == 0, completed.stderr
-        # The folder is bind-mounted here: the masked mount table must not give its host path away.
+        # The file is bind-mounted here: the masked mount table must not give its host path away.
         assert json.loads(completed.stdout) == {
             "sum": 6,
-            "listing": ["a.json", "b.json"],
+            "listing": ["a.json"],
             "wrote": False,
             "mounts": "",
+            "cwd": "/data",
+            "relative": [1, 2, 3],
         }
         assert sorted(p.name for p in data.iterdir()) == ["a.json", "b.json"]
     finally:

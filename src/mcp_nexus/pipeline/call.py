@@ -41,6 +41,9 @@ class Caller:
     request_id: Any = None  # the downstream request id, to scope forwarded notifications to it
     capabilities: dict[str, Any] | None = None  # what the downstream client declared it can do
     modern: bool = False  # the downstream speaks 2026-07-28: input requests travel back as results
+    # The caller's name for a gateway tool, None when hidden from it (a frontend's tool filter);
+    # unset: the caller sees every tool under the gateway's name. (E.g. whether an alert may name python_sandbox.)
+    sees: Callable[[str], str | None] | None = None
 
     @property
     def back_channel(self) -> bool:

@@ -4,6 +4,11 @@ The file holds the payload python_sandbox should read: the single text item as i
 tools answer JSON text), else the structured content, else the content items as JSON.
 If the folder cannot be written the full result goes through unchanged (no data is ever
 lost), marked `nexus/offloadError` in `_meta` and logged; see docs/GOVERNANCE.md.
+
+The file belongs to the caller that caused it (`Caller.identity`); a caller later served the
+same alert from the cache becomes an owner too (`Offloader.for_caller`, run by the size step,
+which sits outside the cache). The alert names python_sandbox only to a caller that can see
+that tool (under its name for it); any other caller is told how the data can be had instead.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call import Caller, CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.preview import Shape, render, scan_shape, utf8_cut
 from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
+from mcp_nexus.pipeline.sandbox_tool import SANDBOX_TOOL_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +38,22 @@ MIN_PREVIEW_BYTES = 128
 _SHAPES_KEPT = 256
 
 
-def alert_text(size: int, name: str) -> str:
+def alert_text(size: int, name: str, sandbox: str | None = SANDBOX_TOOL_NAME) -> str:
+    """The alert line (one line: it is swapped per caller). `sandbox`: the caller's name for
+    python_sandbox, None when the caller cannot see it."""
+    if sandbox is not None:
+        return f"SYSTEM_ALERT: Data too large ({size} bytes). Saved to file {name}. Use {sandbox} to read and filter."
     return (
-        f"SYSTEM_ALERT: Data too large ({size} bytes). Saved to file {name}. "
-        "Use python_sandbox to read and filter."
+        f"SYSTEM_ALERT: Data too large ({size} bytes). Saved to file {name} on the gateway; "
+        "no tool of this client can read that file, so only the preview below is shown. "
+        "To get the data itself, call the tool again with narrower arguments (fewer items); "
+        "the gateway's operator can read the file in its offload folder (setting offload_dir)."
     )
+
+
+def sandbox_name_for(caller: Caller) -> str | None:
+    """The caller's name for python_sandbox, None when a tool filter hides it from the caller."""
+    return SANDBOX_TOOL_NAME if caller.sees is None else caller.sees(SANDBOX_TOOL_NAME)
 
 
 def preview_budget(threshold: int) -> int:
@@ -71,8 +88,8 @@ class Offloader:
         self.folder = folder
         self._shapes: OrderedDict[str, Shape] = OrderedDict()  # recent files' shapes, to re-render smaller
 
-    def _write_and_scan(self, payload: str) -> tuple[str, Shape]:
-        name = self.folder.write([payload])
+    def _write_and_scan(self, payload: str, owner: str) -> tuple[str, Shape]:
+        name = self.folder.write([payload], owner=owner)
         return name, scan_shape(payload)
 
     def _remember(self, name: str, shape: Shape) -> None:
@@ -93,7 +110,7 @@ class Offloader:
         """The alert result for `result`: its preview within `max_bytes` in all, else well under `threshold`."""
         payload = payload_of(result)
         try:
-            name, shape = await asyncio.to_thread(self._write_and_scan, payload)
+            name, shape = await asyncio.to_thread(self._write_and_scan, payload, call.caller.identity)
         except OSError as exc:
             reason = f"cannot write to the offload folder {self.folder.path}: {exc.strerror or exc}"
             logger.warning("tool %s: %s; passing the full result (%d bytes) through", call.name, reason, size)
@@ -122,6 +139,34 @@ class Offloader:
             self._remember(name, shape)
         return self._alert(call, result, int(info.get("bytes", 0)), name, shape, max_bytes, None)
 
+    async def for_caller(self, call: ToolCall, result: types.CallToolResult) -> types.CallToolResult:
+        """An offloaded result as this caller may receive it: the caller owns the file (it was
+        served the alert, perhaps from the cache), and the alert line is the one for this caller.
+        Any other result is returned as is."""
+        name = offloaded_file(result)
+        if name is None:
+            return result
+        owner = call.caller.identity
+        if not self.folder.known_owner(name, owner):
+            try:
+                await asyncio.to_thread(self.folder.share, name, owner)
+            except OSError as exc:
+                logger.warning("could not record %s as an owner of %s: %s", owner, name, exc)
+        content = result.content
+        if len(content) != 1 or not isinstance(content[0], types.TextContent):
+            return result
+        info: dict[str, Any] = (result.meta or {})[OFFLOAD_META_KEY]
+        alert = alert_text(int(info.get("bytes", 0)), name, sandbox_name_for(call.caller))
+        head, newline, rest = content[0].text.partition("\n")
+        if head == alert or not head.startswith("SYSTEM_ALERT:"):
+            return result
+        text = (
+            alert + newline + rest
+        )  # a cached alert written for another caller: same preview, this caller's line
+        answer = result.model_copy(update={"content": [types.TextContent(type="text", text=text)]})
+        remember_size(call, answer, text_bytes(text))
+        return answer
+
     def _alert(
         self,
         call: ToolCall,
@@ -132,7 +177,7 @@ class Offloader:
         max_bytes: int | None,
         preview_bytes: int | None,
     ) -> types.CallToolResult:
-        alert = alert_text(size, name)
+        alert = alert_text(size, name, sandbox_name_for(call.caller))
         budget = preview_bytes if preview_bytes is not None else (max_bytes or 0) - text_bytes(alert) - 2
         text = alert if budget < 16 else f"{alert}\n\n{render(shape, budget)}"
         if max_bytes is not None:

@@ -7,6 +7,8 @@ like any other: the offload and size steps apply to it.
 
 At most `sandbox_concurrency` runs execute at once; a call that had to wait for a slot says
 so (a note line and `queued_s` in `_meta`), so a slow answer is not mistaken for slow code.
+
+Which files a call mounts (those it names, only the caller's own): sandbox_files.py.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any
 import mcp_types as types
 
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
+from mcp_nexus.pipeline.sandbox_files import FileChoiceError, choose_files, unlisted_named_files
 from mcp_nexus.sandbox import Sandbox, SandboxError, SandboxRequest, SandboxUnavailableError
 
 SANDBOX_TOOL_NAME = "python_sandbox"
@@ -25,9 +29,10 @@ SANDBOX_META_KEY = "nexus/sandbox"
 _STDERR_TAIL_CHARS = 2000
 
 DESCRIPTION = """Run Python over files the gateway saved (large tool results, named tool_output_<uuid>.json).
-Name the files to read in `files`; they are mounted read-only under /data. With one file,
-`data` holds its parsed JSON (its text if it is not JSON); `files` maps each name to its
-content; `json` is imported. Print the answer: stdout is returned (at most 64 KB).
+Name the files to read in `files` (or leave `files` out and write their names in the code);
+they are mounted read-only under /data, the code's working folder. With one file, `data`
+holds its parsed JSON (its text if it is not JSON); `files` maps each name to its content;
+`json` is imported. Print the answer: stdout is returned (at most 64 KB).
 Example: code="print([x for x in data if 'light' in x['id']])", files=["tool_output_<uuid>.json"].
 No network, no writes to /data, a fresh /tmp, {timeout:g} s wall-clock limit."""
 
@@ -38,7 +43,10 @@ INPUT_SCHEMA: dict[str, Any] = {
         "files": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Names of files in the data folder (as given in SYSTEM_ALERT messages).",
+            "description": (
+                "Names of files from SYSTEM_ALERT messages. Optional: when left out, the file "
+                "names written in the code are used."
+            ),
         },
     },
     # `code` is checked by the handler, not the schema: a call without it gets a tool error that
@@ -59,10 +67,16 @@ def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
         annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
 
-    async def run(arguments: dict[str, Any], caller: Any = None) -> types.CallToolResult:
+    async def run(arguments: dict[str, Any], caller: Caller | None = None) -> types.CallToolResult:
+        # No caller (a direct call, not through the gateway): it owns no file.
+        owner = caller.identity if caller is not None else ""
+        code = arguments.get("code", "")
         try:
             await asyncio.to_thread(folder.ensure)
-            result = await sandbox.run(SandboxRequest(arguments.get("code", ""), arguments.get("files")))
+            files = await asyncio.to_thread(choose_files, folder, owner, code, arguments.get("files"))
+            result = await sandbox.run(SandboxRequest(code, files))
+        except FileChoiceError as exc:
+            return _error(str(exc))
         except SandboxUnavailableError as exc:
             return _error(f"python_sandbox cannot run code here: {exc}")
         except SandboxError as exc:
@@ -79,6 +93,11 @@ def sandbox_tool(sandbox: Sandbox, folder: OffloadFolder) -> LocalTool:
         elif result.exit_code != 0:
             failed = True
             text += f"\n[python_sandbox: exit code {result.exit_code}]\n{result.stderr[-_STDERR_TAIL_CHARS:]}"
+            left_out = unlisted_named_files(code, arguments.get("files"))
+            if left_out:
+                text += (
+                    f"\n[python_sandbox: the code names {', '.join(left_out)}, not in `files`: add it there]"
+                )
         if result.truncated:
             text += f"\n[python_sandbox: output cut at {sandbox.output_cap_bytes} bytes]"
         if result.queued_s > 0:

@@ -3,7 +3,11 @@
 A server's or tool's `max_result_bytes` can only lower the frontend's limit (a frontend's
 limit is what its clients can take). Over the limit, with offload on for the tool, the
 result is offloaded (or its preview re-rendered) to fit; otherwise the text is cut at a
-UTF-8 character boundary and a marker says so.
+UTF-8 character boundary and a note says how much is shown, of how much, and what was cut:
+`[truncated by Nexus: showing 1000 of 5999 bytes; 4999 bytes cut; limit 1024]`.
+
+Being outside the cache, this step is also where an offloaded result meets the caller it is
+served to (`Offloader.for_caller`: ownership of the file, the alert line for that caller).
 """
 
 from __future__ import annotations
@@ -22,18 +26,31 @@ from mcp_nexus.pipeline.result_size import remember_size, result_size, text_byte
 TRUNCATED_META_KEY = "nexus/truncated"
 
 
+def cut_note(shown: int, size: int, limit: int, dropped: int = 0, *, cut: int | None = None) -> str:
+    """The line that ends a cut result: what is shown of how much, what was cut, and the limit."""
+    items = f"; {dropped} non-text item(s) dropped" if dropped else ""
+    cut = size - shown if cut is None else cut
+    return f"[truncated by Nexus: showing {shown} of {size} bytes; {cut} bytes cut{items}; limit {limit}]"
+
+
 def truncate(
     result: types.CallToolResult, limit: int, size: int, *, is_error: bool | None = None
 ) -> types.CallToolResult:
-    """The text of `result` cut to `limit` bytes in all, marker included; other items are dropped."""
+    """The text of `result` cut to `limit` bytes in all, note included; other items are dropped.
+
+    `size` is the full result's size (text, other items and structured content), so "cut"
+    counts everything the caller does not get.
+    """
     texts = [item.text for item in result.content if isinstance(item, types.TextContent)]
     dropped = len(result.content) - len(texts)
     text = "\n".join(texts)
-    note = f"; {dropped} non-text item(s) dropped" if dropped else ""
-    marker = f"\n[truncated by Nexus: {size} bytes over the {limit}-byte limit{note}]"
-    kept = utf8_cut(text, limit - text_bytes(marker))
-    answer = (kept + marker) if text_bytes(marker) <= limit else utf8_cut(marker.strip(), limit)
-    meta = {**(result.meta or {}), TRUNCATED_META_KEY: {"bytes": size, "limit": limit}}
+    # The note's numbers are at most `size`: reserve room for their widest form, then fill it in.
+    widest = "\n" + cut_note(size, size, limit, dropped, cut=size)
+    kept = utf8_cut(text, limit - text_bytes(widest))
+    shown = text_bytes(kept)
+    note = cut_note(shown, size, limit, dropped)
+    answer = f"{kept}\n{note}" if text_bytes(widest) <= limit else utf8_cut(note, limit)
+    meta = {**(result.meta or {}), TRUNCATED_META_KEY: {"bytes": size, "shown": shown, "limit": limit}}
     flagged = result.is_error if is_error is None else is_error
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=answer)], is_error=flagged, _meta=meta
@@ -60,6 +77,8 @@ class SizeLimitStep:
         outcome = await call_next(call)
         if not isinstance(outcome, types.CallToolResult):
             return outcome
+        if self.offloader is not None:
+            outcome = await self.offloader.for_caller(call, outcome)
         limit = self.limit_for(call)
         if limit is None:
             return outcome

@@ -18,7 +18,10 @@ root keeps every capability unless told otherwise. So when the gateway runs as r
 itself is started as an unprivileged uid/gid (65534 by default) and uses an unprivileged
 user namespace. That uid usually cannot traverse the gateway's 0700 data folder, so in that
 case the named files are copied into /data (`--ro-bind-data` from file descriptors the
-gateway opened); when the gateway runs as a normal user the whole folder is bind-mounted.
+gateway opened); when the gateway runs as a normal user each named file is bind-mounted.
+Either way /data holds the named files and nothing else of the folder (other callers'
+offloads live there too), and it is the code's working folder, so the bare name from an
+alert opens as written.
 """
 
 from __future__ import annotations
@@ -213,7 +216,7 @@ class BwrapBackend:
             argv += ["--dir", "/tmp"]
         argv += data_args
         # The root tmpfs (holding /data, /tmp mount points, links) becomes read-only last.
-        argv += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
+        argv += ["--remount-ro", "/", "--chdir", SANDBOX_DATA_DIR, "--"]
         argv += bootstrap_argv(
             self._python, data_dir=SANDBOX_DATA_DIR, files=files, limits=self.limits, timeout_s=timeout_s
         )
@@ -222,10 +225,13 @@ class BwrapBackend:
     def _data_mount(
         self, data_dir: Path, files: list[str], features: BwrapFeatures, drop_privileges: bool
     ) -> tuple[list[str], list[int]]:
-        """bwrap arguments that put the data at /data, and the file descriptors they use."""
-        if not drop_privileges:
-            return ["--ro-bind", os.path.realpath(data_dir), SANDBOX_DATA_DIR], []
+        """bwrap arguments that put the named files at /data, and the file descriptors they use."""
         args = ["--dir", SANDBOX_DATA_DIR]
+        if not drop_privileges:
+            folder = os.path.realpath(data_dir)
+            for name in files:
+                args += ["--ro-bind", os.path.join(folder, name), f"{SANDBOX_DATA_DIR}/{name}"]
+            return args, []
         opened: list[int] = []
         try:
             for name in files:

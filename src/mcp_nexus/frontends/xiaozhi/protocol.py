@@ -205,7 +205,7 @@ class ToolService:
         if name not in snapshot.names.to_original:
             return error_result(f"Unknown tool: {name}")
         original = snapshot.names.original(name)
-        caller = Caller("xiaozhi", self.peer_name or self.client)
+        caller = Caller("xiaozhi", self.peer_name or self.client, sees=self.view.name_for)
         try:
             # Shorter than the endpoint's own wait (~30 s), so the peer always hears back.
             async with asyncio.timeout(self.call_timeout):
