@@ -120,7 +120,7 @@ class StdioSession(Session):
         code = await _returncode(process)
         # Pending calls fail now, naming the exit; the report waits briefly for its last words.
         peer.close(f"server {self.config.name!r} exited (code {code})")
-        self.mark_lost(f"process exited with code {code}")
+        self.mark_lost(self._exit_description(code))  # with whatever last words are already read
         if self.stderr is not None:
             await self.stderr.wait_drained(0.3)  # its last stderr lines usually say why it died
             words = self._exit_description(code)

@@ -333,7 +333,7 @@ class Upstream:
         if session is self._lost:
             # A later, fuller account of the same loss (e.g. with the child's last words).
             first = self._lost_reason
-            if first and self.last_error is not None and first in self.last_error and reason.startswith(first):
+            if first and self.last_error is not None and first in self.last_error:
                 self.last_error = self.last_error.replace(first, reason)
                 self._lost_reason = reason
             return
