@@ -93,9 +93,12 @@ def check_json_value(value: Any, path: str = "$") -> None:
 
 
 async def read_json_object(request: Request, example: str) -> dict[str, Any]:
-    """The body as a JSON object (`{}` when empty); BadBodyError says what is wrong and where."""
+    """The body as a JSON object (`{}` when there is none); BadBodyError says what is wrong and where.
+
+    Only a truly empty body means "no body": whitespace alone is not JSON.
+    """
     raw = await request.body()
-    if not raw.strip():
+    if not raw:
         return {}
     try:
         body = json.loads(raw, parse_constant=_reject_constant)
