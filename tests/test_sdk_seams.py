@@ -81,3 +81,13 @@ def test_a_missing_seam_is_reported_not_ignored() -> None:
         forward_client_capabilities(Bare())  # type: ignore[arg-type]
     with pytest.raises(SdkSeamMissing):
         connection_of(Bare())
+
+
+async def test_seam_4_http_session_count() -> None:
+    from mcp.server import Server
+
+    from mcp_nexus._sdk_seams import http_session_count
+
+    server: Server[object] = Server("seams")
+    server.streamable_http_app()
+    assert http_session_count(server.session_manager) == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -16,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_nexus import __version__
+from mcp_nexus import __version__, event_loop
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
@@ -157,7 +156,7 @@ def serve(
     chosen = config if config is not None else (Path(env_path) if env_path else None)
     source = ConfigSource(chosen, apply_overrides) if chosen is not None else None
     options = RuntimeOptions(http=not stdio, stdio=stdio, watch=watch, wait_ready=wait_ready, signals=True)
-    raise typer.Exit(asyncio.run(_serve(cfg, options, source)))
+    raise typer.Exit(event_loop.run(_serve(cfg, options, source)))
 
 
 async def _serve(cfg: NexusConfig, options: RuntimeOptions, source: ConfigSource | None) -> int:
@@ -223,7 +222,7 @@ def tools(
         rows = _api("GET", url, "/api/tools", token)["tools"]
     else:
         _quiet()
-        rows = asyncio.run(_private_tools(_load(config)))
+        rows = event_loop.run(_private_tools(_load(config)))
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -289,7 +288,7 @@ def call(
     else:
         _quiet()
         try:
-            result = asyncio.run(_private_call(_load(config), tool, arguments))
+            result = event_loop.run(_private_call(_load(config), tool, arguments))
         except GatewayError as exc:
             err.print(f"error {exc.code}: {exc.message}", style="red", highlight=False, markup=False)
             raise typer.Exit(1) from exc
@@ -357,11 +356,19 @@ def servers(
         rows, frontends = answer["servers"], answer.get("frontends", {})
     else:
         _quiet()
-        rows = asyncio.run(_private_servers(_load(config)))
+        rows = event_loop.run(_private_servers(_load(config)))
     if as_json:
         print(json.dumps({"servers": rows, "frontends": frontends} if frontends else rows, indent=2))
         return
     _print_servers(rows, history)
+    if "http" in frontends:
+        http = frontends["http"]
+        out.print(
+            f"http: {http['sessions']} handshake-era sessions open (idle timeout {http['session_idle_timeout']:g} s, "
+            f"at most {http['session_max']})",
+            highlight=False,
+            markup=False,
+        )
     if "xiaozhi" in frontends:
         from mcp_nexus.frontends.xiaozhi import render_status
 

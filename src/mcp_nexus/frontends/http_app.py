@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
@@ -43,6 +44,16 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         max_sessions=settings.http_session_max,
     )
 
+    def http_status() -> dict[str, Any]:
+        """The HTTP frontend's sessions, for /api/frontends and `nexus servers` (issue: idle sessions)."""
+        return {
+            "sessions": http_session_count(frontend.server.session_manager),
+            "session_idle_timeout": settings.http_session_idle_timeout,
+            "session_max": settings.http_session_max,
+        }
+
+    gateway.status_providers["http"] = http_status
+
     async def healthz(request: Request) -> JSONResponse:
         states = {name: str(u.state) for name, u in gateway.upstreams.items()}
         return JSONResponse({"status": "ok", "servers": states, "tools": len(gateway.catalog.tool_list)})
@@ -55,6 +66,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             async with frontend.server.session_manager.run():
                 yield
         finally:
+            gateway.status_providers.pop("http", None)
             frontend.close()
             if manage_gateway:
                 await gateway.stop()

@@ -351,11 +351,20 @@ def _expire(future: asyncio.Future[dict[str, Any]], method: str, timeout: float)
 class _InboundContext:
     """The SDK's `DispatchContext` for one inbound request (or notification) on a peer."""
 
+    __slots__ = ("_cancel_requested", "finished", "peer", "request")
+
     def __init__(self, peer: JsonRpcPeer, request: Request | None) -> None:
         self.peer = peer
         self.request = request
         self.finished = False
-        self.cancel_requested = anyio.Event()
+        self._cancel_requested: anyio.Event | None = None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        # Made on first use: most requests are never cancelled, and an Event costs a backend lookup.
+        if self._cancel_requested is None:
+            self._cancel_requested = anyio.Event()
+        return self._cancel_requested
 
     @property
     def transport(self) -> TransportContext:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
@@ -72,10 +74,34 @@ def _json_path(path: Sequence[Any]) -> str:
     return "$" + "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in path)
 
 
+_VALID_KEPT = 512
+
+
 class ValidateStep:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self._validators: dict[str, tuple[dict[str, Any], Any | None]] = {}
+        # Arguments already found valid, per validator: the same arguments against the same
+        # schema get the same verdict, and checking a small dict's bytes costs far less than
+        # walking the schema again (agents repeat calls a lot).
+        self._valid: OrderedDict[tuple[int, bytes], None] = OrderedDict()
+
+    def _known_valid(self, validator: Any, arguments: dict[str, Any]) -> tuple[bool, tuple[int, bytes] | None]:
+        try:
+            key = (id(validator), orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
+        except TypeError:  # not plain JSON (cannot happen from the wire): always check
+            return False, None
+        if key in self._valid:
+            self._valid.move_to_end(key)
+            return True, key
+        return False, key
+
+    def _remember_valid(self, key: tuple[int, bytes] | None) -> None:
+        if key is None:
+            return
+        self._valid[key] = None
+        if len(self._valid) > _VALID_KEPT:
+            self._valid.popitem(last=False)
 
     def _validator(self, name: str) -> Any | None:
         entry = self.catalog.tools.get(name)
@@ -91,7 +117,14 @@ class ValidateStep:
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         validator = self._validator(call.name)
-        if validator is not None and not validator.is_valid(call.arguments):
+        if validator is None:
+            return await call_next(call)
+        known, key = self._known_valid(validator, call.arguments)
+        if known:
+            return await call_next(call)
+        if validator.is_valid(call.arguments):
+            self._remember_valid(key)
+        else:
             quoted = _quoted_numbers(validator.iter_errors(call.arguments))
             if quoted:
                 call.arguments = _with_values(call.arguments, quoted)
