@@ -54,6 +54,11 @@ class Expect:
             return ()
         return self.ids
 
+    @property
+    def due_ids(self) -> tuple[Any, ...]:
+        """The ids one of which the single due answer carries (empty when no answer is due)."""
+        return self.ids if self.answered else ()
+
     def check(self, answers: list[dict[str, Any]]) -> None:
         if not self.answered:
             assert answers == [], f"expected no answer, got {answers}"

@@ -171,12 +171,19 @@ class StdioGateway:
 
     def wait_for(self, request_id: Any, *, mark: int = 0, timeout: float = 10.0) -> dict[str, Any]:
         """The first answer carrying `request_id` after `mark`."""
-        key = id_key(request_id)
+        return self.wait_for_any((request_id,), mark=mark, timeout=timeout)
+
+    def wait_for_any(
+        self, request_ids: tuple[Any, ...], *, mark: int = 0, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """The first answer after `mark` that carries one of `request_ids` (None: a null id)."""
+        keys = {id_key(request_id) for request_id in request_ids}
+        key = " or ".join(sorted(keys))
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 for line in self.lines[mark:]:
-                    if is_answer(line.message) and id_key(line.message.get("id")) == key:
+                    if is_answer(line.message) and id_key(line.message.get("id")) in keys:
                         return dict(line.message)
                 if not self.alive:
                     break

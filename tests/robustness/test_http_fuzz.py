@@ -21,7 +21,7 @@ from robustness.strategies import ABSENT, Draft, Renderer, exchanges
 from robustness.wire import Sent, classify, judge_single
 
 FUZZ_SETTINGS = settings(
-    max_examples=100,
+    max_examples=300,
     deadline=None,
     derandomize=True,
     database=None,

@@ -7,32 +7,13 @@ stdout must be valid JSON.
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
 import pytest
 
 from robustness.expectations import CASES_BY_NAME, MALFORMED_CASES, Case, line
 from robustness.gateways import ECHO_TOOL
+from robustness.stdio_checks import exchange
 from robustness.stdio_client import StdioGateway
 from robustness.wire import is_answer
-
-ANSWER_TIMEOUT = 5.0  # the echo upstream answers in milliseconds: 5 s means "never"
-SETTLE = 0.2  # after the sentinel is answered, time for a late error line to show up
-
-
-def exchange(gateway: StdioGateway, raw: bytes, *, wait_for: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    """Send `raw`, wait for the given ids and a sentinel ping; return the answers it earned."""
-    mark = gateway.mark()
-    gateway.send_line(raw)
-    for request_id in wait_for:
-        gateway.wait_for(request_id, mark=mark, timeout=ANSWER_TIMEOUT)
-    sentinel = gateway.sentinel(timeout=ANSWER_TIMEOUT)
-    time.sleep(SETTLE)
-    assert gateway.alive, gateway.death_note()
-    problems = gateway.problems_since(mark)
-    assert not problems, f"invalid output on stdout: {problems}"
-    return [a for a in gateway.answers_since(mark) if a.get("id") != sentinel]
 
 
 @pytest.mark.parametrize("case", MALFORMED_CASES, ids=[case.name for case in MALFORMED_CASES])
@@ -40,7 +21,7 @@ def test_malformed_line_gets_the_right_answer_and_the_gateway_lives(
     stdio_gateway: StdioGateway, case: Case
 ) -> None:
     # Requests that carry a usable id are waited for by id (a tools/call may finish after the ping).
-    answers = exchange(stdio_gateway, case.raw, wait_for=case.expect.required_ids)
+    answers = exchange(stdio_gateway, case.raw, wait_for=case.expect.required_ids, one_of=case.expect.due_ids)
     case.expect.check(answers)
     # and the gateway still relays calls
     echoed = stdio_gateway.request("tools/call", {"name": ECHO_TOOL, "arguments": {"after": case.name}})

@@ -13,19 +13,20 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from robustness.strategies import Draft, Renderer, drafts
-from robustness.wire import Sent, classify, id_key, is_answer, judge_stream
+from robustness.wire import Sent, StreamLedger, classify, id_key, is_answer, judge_stream
 from robustness.xiaozhi_links import Device, Stack, as_frame, closed_note, frame_with_id, judge_frames
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 FUZZ_SETTINGS = settings(
-    max_examples=60,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     database=None,
     phases=[Phase.explicit, Phase.generate],  # no shrinking: a closed link fails every later example
     suppress_health_check=list(HealthCheck),
 )
+ENDPOINT_LEDGER = StreamLedger()  # one endpoint link for all examples: late answers are traced back
 # The endpoint dialect reads a batch as several messages (docs/XIAOZHI.md): no batches here.
 link_exchanges = st.lists(drafts.filter(lambda d: not isinstance(d.message, list)), min_size=1, max_size=4)
 
@@ -67,7 +68,7 @@ async def test_endpoint_link_never_closes_on_fuzzed_frames(stack: Stack, exchang
     messages, problems = judge_frames(session.frames[start:])
     assert not problems, f"{problems}\nsent:\n{shown}"
     answers = [m for m in messages if is_answer(m) and id_key(m.get("id")) != id_key(pong["id"])]
-    verdict = judge_stream(sent, answers)
+    verdict = ENDPOINT_LEDGER.judge(sent, answers)
     assert not verdict.problems, f"{verdict.problems}\nanswers: {answers}\nsent:\n{shown}"
 
 

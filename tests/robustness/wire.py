@@ -127,6 +127,20 @@ class Sent:
     has_id: bool = False  # `id` is usable (a string or an integer)
 
 
+def _is_response_body(message: dict[str, Any]) -> bool:
+    if ("result" in message) == ("error" in message):
+        return False
+    if "result" in message:
+        return True
+    error = message["error"]
+    return (
+        isinstance(error, dict)
+        and isinstance(error.get("code"), int)
+        and not isinstance(error.get("code"), bool)
+        and isinstance(error.get("message"), str)
+    )
+
+
 def classify(raw: bytes) -> Sent:
     try:
         message = strict_loads(raw)
@@ -141,9 +155,9 @@ def classify(raw: bytes) -> Sent:
         return Sent("maybe", own, usable)
     well_formed = message.get("jsonrpc") == "2.0"
     if "method" not in message and ("result" in message or "error" in message):
-        if well_formed and usable and ("result" in message) != ("error" in message):
+        if well_formed and usable and _is_response_body(message):
             return Sent("response", request_id, True)
-        return Sent("invalid" if "id" in message else "maybe", own, usable)
+        return Sent("maybe", own, usable)  # a broken response: answering it or not are both fine
     shaped = (
         well_formed
         and isinstance(message.get("method"), str)
@@ -235,3 +249,34 @@ def judge_single(
         if answer.get("id") is None and "error" not in answer:
             problems.append(f"a result with a null id: {str(answer)[:200]}")
     return problems
+
+
+class StreamLedger:
+    """Judges a long run of examples on one stream, where an answer may arrive an example late.
+
+    Ids are unique for the run, so an answer whose id an earlier example sent belongs to that
+    example: it is counted there (at most one answer per id, ever) instead of being blamed on
+    the current one.
+    """
+
+    def __init__(self) -> None:
+        self._earlier: dict[str, Sent] = {}
+        self._answered: dict[str, int] = {}
+
+    def judge(self, sent: list[Sent], answers: list[dict[str, Any]]) -> Verdict:
+        late = [a for a in answers if a.get("id") is not None and id_key(a["id"]) in self._earlier]
+        current = [a for a in answers if not any(a is b for b in late)]
+        verdict = judge_stream(sent, current)
+        for answer in late:
+            key = id_key(answer["id"])
+            self._answered[key] = self._answered.get(key, 0) + 1
+            if self._answered[key] > 1:
+                verdict.fail(f"id {key} (sent in an earlier example) answered {self._answered[key]} times")
+        for message in sent:
+            if message.has_id:
+                self._earlier[id_key(message.id)] = message
+        for answer in current:
+            if answer.get("id") is not None:
+                key = id_key(answer["id"])
+                self._answered[key] = self._answered.get(key, 0) + 1
+        return verdict
