@@ -26,7 +26,9 @@ FUZZ_SETTINGS = settings(
     phases=[Phase.explicit, Phase.generate],  # no shrinking: a closed link fails every later example
     suppress_health_check=list(HealthCheck),
 )
-ENDPOINT_LEDGER = StreamLedger()  # one endpoint link for all examples: late answers are traced back
+# One endpoint link for all examples: ids stay unique across them, and late answers are traced back.
+ENDPOINT_RENDERER = Renderer("xz")
+ENDPOINT_LEDGER = StreamLedger()
 # The endpoint dialect reads a batch as several messages (docs/XIAOZHI.md): no batches here.
 link_exchanges = st.lists(drafts.filter(lambda d: not isinstance(d.message, list)), min_size=1, max_size=4)
 
@@ -44,7 +46,7 @@ def as_the_dialect_reads_it(sent: Sent, *, numeric_ids_only: bool) -> Sent:
 @given(exchange=link_exchanges)
 async def test_endpoint_link_never_closes_on_fuzzed_frames(stack: Stack, exchange: list[Draft]) -> None:
     session = await stack.endpoint_session()
-    renderer = Renderer("xz")
+    renderer = ENDPOINT_RENDERER
     start = len(session.frames)
     frames = [renderer.render(draft) for draft in exchange]
     sent = [as_the_dialect_reads_it(classify(frame), numeric_ids_only=False) for frame in frames]
