@@ -50,6 +50,8 @@ class FakeSession:
     pages: int = 0
     notifications: list[dict[str, Any]] = field(default_factory=list)
     received: list[Any] = field(default_factory=list)  # every decoded message, in order
+    frames: list[str] = field(default_factory=list)  # every frame as sent, before decoding
+    undecodable: list[str] = field(default_factory=list)  # frames that were not JSON at all
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     _pending: dict[Any, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -302,7 +304,13 @@ class FakeXiaozhiEndpoint:
                     frame = frame.decode()
                 else:
                     self.text_frames += 1
-                session.deliver(json.loads(frame))
+                session.frames.append(frame)
+                try:
+                    message = json.loads(frame)
+                except ValueError:  # a bridge bug: keep reading, the test sees it in `undecodable`
+                    session.undecodable.append(frame)
+                    continue
+                session.deliver(message)
         except ConnectionClosed:
             pass
         finally:
