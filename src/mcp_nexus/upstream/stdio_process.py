@@ -8,7 +8,8 @@ Why not the SDK's `stdio_client`: the gateway needs three things it does not giv
    requests) still flows through the SDK session via the streams this class yields.
 2. Immediate crash detection: EOF on stdout fails every pending call at once and
    reports the exit through `on_exit`, instead of waiting for a timeout.
-3. No leaks: the child runs in its own process group; stop closes stdin, waits, then
+3. No leaks: `child_process` spawns the child in its own process group (with the parent-death
+   signal on Linux, and the orphan watchdog told about it); stop closes stdin, waits, then
    SIGTERMs and finally SIGKILLs the whole group, and reaps it.
 """
 
@@ -19,8 +20,6 @@ import contextlib
 import itertools
 import json
 import logging
-import os
-import signal
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
@@ -29,14 +28,15 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from mcp_nexus.upstream import child_process
+from mcp_nexus.upstream.child_process import StopGrace
+
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 _FAST_ID_PREFIX = "nx-"
 _LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
-_STDIN_CLOSE_GRACE_S = 2.0
-_TERM_GRACE_S = 3.0
 
 
 class ProcessExited(Exception):
@@ -62,6 +62,7 @@ class StdioProcess:
         stderr: TextIO,
         on_exit: Callable[[int | None], None] | None = None,
         after_exit: Callable[[int | None], Awaitable[None]] | None = None,
+        stop_grace: StopGrace | None = None,
     ) -> None:
         self.name = name
         self._argv = [command, *args]
@@ -70,6 +71,7 @@ class StdioProcess:
         self._stderr = stderr
         self._on_exit = on_exit
         self._after_exit = after_exit  # e.g. add the child's last stderr words to the report
+        self._stop_grace = stop_grace or StopGrace()
         self.process: asyncio.subprocess.Process | None = None
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[str, ProgressCallback] = {}
@@ -93,14 +95,12 @@ class StdioProcess:
     async def __aenter__(
         self,
     ) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]:
-        self.process = await asyncio.create_subprocess_exec(
-            *self._argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=self._stderr,
+        self.process = await child_process.spawn(
+            self._argv,
             env=self._env,
             cwd=self._cwd,
-            start_new_session=True,  # its own process group, so stop can take the whole tree down
+            stderr=self._stderr,
+            grace=self._stop_grace,
             limit=_LINE_LIMIT,
         )
         to_sdk, sdk_reads = anyio.create_memory_object_stream[SessionMessage | Exception](64)
@@ -118,29 +118,21 @@ class StdioProcess:
     async def stop(self) -> None:
         self._closing = True
         process = self.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(Exception):
-                assert process.stdin is not None
-                process.stdin.close()
-            if not await _wait(process, _STDIN_CLOSE_GRACE_S):
-                _signal_group(process.pid, signal.SIGTERM)
-                # A stopped (SIGSTOP) group would hold SIGTERM until continued: continue it.
-                _signal_group(process.pid, signal.SIGCONT)
-                if not await _wait(process, _TERM_GRACE_S):
-                    _signal_group(process.pid, signal.SIGKILL)
-                    await _wait(process, _TERM_GRACE_S)
-        if process is not None:
-            # Grandchildren that ignored the stdin close may still hold the group: end them too.
-            _signal_group(process.pid, signal.SIGKILL)
-        for task in self._tasks:
-            task.cancel()
+        try:
+            if process is not None:
+                # Stdin close, grace, SIGTERM, grace, SIGKILL of the whole group, reap. If this
+                # task is cancelled meanwhile, the ending goes on without it (child_process).
+                await child_process.terminate(process, self._stop_grace)
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            self._fail_pending(ProcessExited(f"server {self.name!r} stopped"))
+            for stream in (self._to_sdk, self._from_sdk):
+                if stream is not None:
+                    stream.close()
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
-        self._fail_pending(ProcessExited(f"server {self.name!r} stopped"))
-        for stream in (self._to_sdk, self._from_sdk):
-            if stream is not None:
-                stream.close()
 
     # -- the fast lane ---------------------------------------------------------------------
 
@@ -291,20 +283,7 @@ def _expire(future: asyncio.Future[dict[str, Any]], timeout: float) -> None:
         future.set_exception(TimeoutError(f"no answer within {timeout:g} s"))
 
 
-async def _wait(process: asyncio.subprocess.Process, timeout: float) -> bool:
-    try:
-        await asyncio.wait_for(process.wait(), timeout)
-        return True
-    except TimeoutError:
-        return False
-
-
 async def _returncode(process: asyncio.subprocess.Process) -> int | None:
     with contextlib.suppress(TimeoutError):
         return await asyncio.wait_for(process.wait(), 1.0)
     return process.returncode
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)

@@ -20,6 +20,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.state import StateHistory, UpstreamState
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 from mcp_nexus.upstream.stdio_process import JsonRpcError, ProcessExited, StdioProcess
@@ -235,6 +236,7 @@ class Upstream:
                 self._stderr.writer,
                 on_exit=self._on_process_exit,
                 after_exit=self._after_process_exit,
+                stop_grace=StopGrace.within(config.timeouts.stop),
             )
         elif config.transport == "http":
             target, http_client = http_target(config)
