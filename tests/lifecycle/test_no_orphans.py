@@ -190,24 +190,26 @@ def test_sigkill_leaves_no_server_behind(tmp_path: Path, run_id: str, moment: st
         print(f"SIGKILL at {moment}: everything gone {time.monotonic() - signalled:.2f} s later")
 
 
-def test_a_failed_bind_ends_every_server(tmp_path: Path, run_id: str) -> None:
-    servers = {
-        **_ready_servers(run_id),
-        "hung_l": stubborn(f"{run_id}-hung_l", initialize_after="never", launcher=True),
-    }
+@pytest.mark.parametrize("starting", [False, True], ids=["all-ready", "one-starting"])
+def test_a_failed_bind_ends_every_server(tmp_path: Path, run_id: str, starting: bool) -> None:
+    servers = _ready_servers(run_id)
+    if starting:
+        servers["hung_l"] = stubborn(f"{run_id}-hung_l", initialize_after="never", launcher=True)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         with serving(tmp_path, servers, run_id=run_id, port=port, startup_timeout=3) as serve:
-            _wait_running(serve, run_id, count=3)
+            _wait_running(serve, run_id, count=len(servers))
             started = time.monotonic()
             code = serve.exit_code(3 + EXIT_WITHIN_S)
             log = serve.log_text()
-            assert code is not None and code != 0, (
-                f"exit code {code} with the port taken; log:\n{log[-3000:]}"
+            assert code is not None, (
+                f"still running {3 + EXIT_WITHIN_S} s with its port taken; log:\n{log[-3000:]}"
             )
-            assert "address already in use" in log.lower(), log[-3000:]
+            assert code != 0 and "address already in use" in log.lower(), (
+                f"exit code {code}; log:\n{log[-3000:]}"
+            )
             left = survivors(run_id, GONE_WITHIN_S)
             assert not left, (
                 f"survivors {time.monotonic() - started:.1f} s after the failed bind: {describe(left)}"
@@ -283,7 +285,7 @@ def _one_random_stop(directory: Path, index: int, rng: random.Random) -> str | N
     try:
         with serving(directory, servers, run_id=run_id, **HANGING) as serve:
             if not from_launch:
-                wait_until(lambda: bool(marked(run_id)), 30, poll=0.01)
+                wait_until(lambda: bool(marked(run_id)), 30, poll=0.02)
             time.sleep(delay)
             moment = f"{delay:.2f} s after {'launch' if from_launch else 'the first server process appeared'}"
             seen = len(marked(run_id))
@@ -295,7 +297,8 @@ def _one_random_stop(directory: Path, index: int, rng: random.Random) -> str | N
             took = time.monotonic() - signalled
             if left:
                 return f"#{index} {sig.name} {moment}: SURVIVORS {describe(left)}"
-            if code != 0 or notice:
+            # Killed by the signal before it started anything is fine: there was nothing to end.
+            if notice or (code != 0 and (seen or code is None)):
                 why = "the watchdog had to end groups" if notice else "no watchdog needed"
                 return f"#{index} {sig.name} {moment} ({seen} marked processes): exit {code}, {why}, {took:.1f} s"
             return None
@@ -306,7 +309,7 @@ def _one_random_stop(directory: Path, index: int, rng: random.Random) -> str | N
 def test_fifty_stops_at_random_moments_of_startup_leave_no_survivor(tmp_path: Path) -> None:
     rng = random.Random(int(os.environ.get("NEXUS_ORPHAN_SEED", "0")) or None)
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=4) as pool:
         problems = [
             p
             for p in pool.map(lambda i: _one_random_stop(tmp_path, i, random.Random(rng.random())), range(50))
@@ -404,9 +407,11 @@ async def test_a_missing_command_fails_at_spawn(parent_death: ParentDeath, tmp_p
 # -- the gateway killed hard: each line of defence on its own ---------------------------------
 
 
-def _start_parent(method: str, argvs: list[list[str]]) -> tuple[subprocess.Popen[str], list[int], int]:
+def _start_parent(
+    method: str, argvs: list[list[str]], then: str = "sleep"
+) -> tuple[subprocess.Popen[str], list[int], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "support.spawning_parent", method, *(json.dumps(a) for a in argvs)],
+        [sys.executable, "-m", "support.spawning_parent", method, then, *(json.dumps(a) for a in argvs)],
         env=child_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -446,6 +451,21 @@ def test_the_watchdog_alone_ends_direct_children_and_grandchildren(run_id: str) 
         _, stderr = proc.communicate(timeout=5)
         assert NOTICE in stderr and "2 server process group(s)" in stderr, stderr
         assert took >= 0.4, f"ended after {took:.2f} s: the servers did not get their grace"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("then", ["exit", "raise"])
+def test_leaving_without_a_stop_still_ends_the_servers_at_exit(run_id: str, then: str) -> None:
+    """A path that forgot (or never reached) the orderly stop: the interpreter's exit ends the groups."""
+    argvs = [_stubborn_argv(f"{run_id}-direct"), _stubborn_argv(f"{run_id}-launched", launcher=True)]
+    proc, _pids, _watchdog = _start_parent("setpriv", argvs, then=then)
+    try:
+        _, stderr = proc.communicate(timeout=10)
+        assert wait_until(lambda: not marked(run_id), 2.0), describe(marked(run_id))
+        assert "at exit: ended 2 server process group(s)" in stderr, stderr
+        assert NOTICE not in stderr, stderr  # ended before the gateway was gone: nothing for the watchdog
     finally:
         proc.kill()
         proc.wait()
