@@ -84,14 +84,20 @@ def _wait_ready(serve: Serve) -> None:
 
 
 def _assert_orderly_exit(serve: Serve, signalled: float, *, expect_zero: bool = True) -> None:
+    """The gateway exits by itself, nothing marked survives, and it ended its groups itself."""
     code = serve.exit_code(EXIT_WITHIN_S)
-    log = serve.log_text()
-    assert code is not None, f"the gateway still runs {EXIT_WITHIN_S} s after the stop; log:\n{log[-3000:]}"
-    if expect_zero:
-        assert code == 0, f"the gateway exited with {code}, not 0 (an orderly stop); log:\n{log[-3000:]}"
+    if code is None:
+        raise AssertionError(
+            f"the gateway still runs {EXIT_WITHIN_S} s after the stop; log:\n{serve.log_text()[-3000:]}"
+        )
     left = survivors(serve.run_id, GONE_WITHIN_S)
-    assert not left, f"survivors {time.monotonic() - signalled:.1f} s after the stop: {describe(left)}"
-    assert NOTICE not in log, f"the gateway left process groups for its watchdog to end:\n{log[-3000:]}"
+    took = time.monotonic() - signalled
+    log = serve.log_after_watchdog()
+    facts = f"exit code {code}, watchdog acted: {NOTICE in log}, survivors: {describe(left)}"
+    assert not left, f"survivors {took:.1f} s after the stop ({facts})"
+    if expect_zero:
+        assert code == 0, f"not an orderly stop ({facts}); log:\n{log[-3000:]}"
+    assert NOTICE not in log, f"the gateway left process groups for its watchdog ({facts}):\n{log[-3000:]}"
 
 
 def _in_background(target: Any, *args: Any) -> threading.Thread:
@@ -214,6 +220,7 @@ def test_a_failed_bind_ends_every_server(tmp_path: Path, run_id: str, starting: 
             assert not left, (
                 f"survivors {time.monotonic() - started:.1f} s after the failed bind: {describe(left)}"
             )
+            log = serve.log_after_watchdog()
             assert NOTICE not in log, f"the gateway left process groups for its watchdog:\n{log[-3000:]}"
 
 
@@ -293,7 +300,7 @@ def _one_random_stop(directory: Path, index: int, rng: random.Random) -> str | N
             serve.proc.send_signal(sig)
             code = serve.exit_code(EXIT_WITHIN_S)
             left = survivors(run_id, GONE_WITHIN_S)
-            notice = NOTICE in serve.log_text()
+            notice = NOTICE in serve.log_after_watchdog()
             took = time.monotonic() - signalled
             if left:
                 return f"#{index} {sig.name} {moment}: SURVIVORS {describe(left)}"
@@ -366,7 +373,7 @@ async def test_terminate_ends_the_whole_group_once_however_often_it_is_called(ru
     assert codes[0] == codes[1] == -signal.SIGTERM  # the launcher shell dies of SIGTERM, its server does not
     assert codes[2] == -signal.SIGKILL
     assert not marked(run_id), describe(marked(run_id))
-    assert 0.4 < took < 3.0, f"the stop took {took:.2f} s, expected the 0.5 s grace plus a little"
+    assert 0.4 < took < 5.0, f"the stop took {took:.2f} s, expected the 0.5 s grace plus a little"
     assert await child_process.terminate(launched) == codes[0]  # again, later: nothing left to do
     assert not {launched.pid, direct.pid} & set(child_process.live_groups())
 

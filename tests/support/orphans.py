@@ -158,6 +158,11 @@ class Serve:
     def write_config(self, servers: dict[str, Any], **gateway: Any) -> None:
         self.config.write_text(json.dumps(config_document(servers, **gateway)))
 
+    def log_after_watchdog(self, within: float = 5.0) -> str:
+        """The log once this gateway's watchdog is gone (it writes its notice, if any, before that)."""
+        wait_until(lambda: not watchdogs_of(self.proc.pid), within)
+        return self.log_text()
+
     def exit_code(self, within: float) -> int | None:
         try:
             return self.proc.wait(timeout=within)

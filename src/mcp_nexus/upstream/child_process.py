@@ -16,7 +16,8 @@ Four lines of defence, gentlest first:
    gateway dies, however it dies (SIGKILL, OOM kill, crash).
 4. The orphan watchdog (`orphan_watchdog.py`): one small process per gateway that stops every
    registered group once the gateway is gone, including what a launcher forked (the
-   parent-death signal does not reach grandchildren).
+   parent-death signal does not reach grandchildren). A server execs only once its group
+   is registered (see `_LAUNCH`), so nothing escapes it by being quick.
 
 A server's stdin reaching end-of-file when the gateway dies stays the last line: it is all
 that is left on macOS (no parent-death signal) when the watchdog dies with the gateway.
@@ -48,7 +49,7 @@ from mcp_nexus.upstream.orphan_watchdog import end_groups, group_alive, signal_g
 logger = logging.getLogger(__name__)
 
 ParentDeath = Literal["auto", "setpriv", "preexec", "none"]
-"""How the parent-death signal is set: see `_parent_death_launch`."""
+"""How the parent-death signal is set ("auto": setpriv, else preexec, none off Linux); see `_choose`."""
 
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
@@ -335,10 +336,13 @@ class OrphanWatchdog:
     watchdog that died is started again with every live group re-registered.
     """
 
+    _MAX_STARTS = 10  # a watchdog that keeps dying is not worth a process per spawn
+
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._warned = False
+        self._starts = 0
 
     @property
     def pid(self) -> int | None:
@@ -379,9 +383,13 @@ class OrphanWatchdog:
         process = self._process
         if process is not None and process.poll() is None:
             return process.pid
-        if not sys.executable:
-            self._warn("no Python executable known to run it")
+        if not sys.executable or not os.path.isfile(orphan_watchdog.__file__):
+            self._warn("no Python executable or watchdog script to run")
             return None
+        if self._starts >= self._MAX_STARTS:
+            self._warn(f"it died {self._starts} times")
+            return None
+        self._starts += 1
         try:
             process = subprocess.Popen(
                 [sys.executable, "-I", "-S", orphan_watchdog.__file__, str(os.getpid())],
@@ -415,6 +423,7 @@ class OrphanWatchdog:
         # A forked copy must neither write to its parent's watchdog nor keep its pipe open.
         process, self._process = self._process, None
         self._lock = threading.Lock()
+        self._starts = 0
         if process is not None and process.stdin is not None:
             with contextlib.suppress(OSError):
                 process.stdin.close()
