@@ -314,7 +314,8 @@ def _one_random_stop(directory: Path, index: int, rng: random.Random) -> str | N
 
 
 def test_fifty_stops_at_random_moments_of_startup_leave_no_survivor(tmp_path: Path) -> None:
-    rng = random.Random(int(os.environ.get("NEXUS_ORPHAN_SEED", "0")) or None)
+    seed = int(os.environ.get("NEXUS_ORPHAN_SEED") or random.randrange(2**32))  # set it to replay a run
+    rng = random.Random(seed)
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=4) as pool:
         problems = [
@@ -322,10 +323,10 @@ def test_fifty_stops_at_random_moments_of_startup_leave_no_survivor(tmp_path: Pa
             for p in pool.map(lambda i: _one_random_stop(tmp_path, i, random.Random(rng.random())), range(50))
             if p
         ]
-    print(f"50 random stops in {time.monotonic() - started:.1f} s")
+    print(f"50 random stops in {time.monotonic() - started:.1f} s (NEXUS_ORPHAN_SEED={seed})")
     with_survivors = [p for p in problems if "SURVIVORS" in p]
-    assert not with_survivors, "\n".join(with_survivors)
-    assert not problems, "stops that were not orderly:\n" + "\n".join(problems)
+    assert not with_survivors, f"NEXUS_ORPHAN_SEED={seed}\n" + "\n".join(with_survivors)
+    assert not problems, f"stops that were not orderly (NEXUS_ORPHAN_SEED={seed}):\n" + "\n".join(problems)
 
 
 # -- child_process, in this process -------------------------------------------------------------
@@ -386,6 +387,13 @@ async def test_a_cancelled_terminate_still_ends_the_group(run_id: str) -> None:
     with pytest.raises(asyncio.CancelledError):
         await stopping
     assert await _eventually(lambda: not marked(run_id), GONE_WITHIN_S), describe(marked(run_id))
+
+
+async def test_terminate_all_ends_every_group_started_here(run_id: str) -> None:
+    processes = [await _spawn(f"{run_id}-a", launcher=True), await _spawn(f"{run_id}-b")]
+    await asyncio.wait_for(child_process.terminate_all(), 5.0)
+    assert not marked(run_id), describe(marked(run_id))
+    assert not {p.pid for p in processes} & set(child_process.live_groups())
 
 
 async def test_kill_all_now_kills_every_group_at_once(run_id: str) -> None:

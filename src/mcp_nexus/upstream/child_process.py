@@ -10,8 +10,9 @@ Four lines of defence, gentlest first:
    cancelled: the ending runs in a task of its own; if that task is torn down too (the event
    loop closing), the group gets SIGKILL on the spot.
 2. `kill_all_now()`, for paths that cannot wait (a second Ctrl-C, an exception at startup):
-   SIGKILL every group started here that may still run. At interpreter exit, groups still
-   registered get SIGTERM, then SIGKILL a second later.
+   SIGKILL every group started here that may still run; `terminate_all()` is the orderly
+   safety net after a stop. At interpreter exit, groups still registered get SIGTERM, then
+   SIGKILL a second later.
 3. The parent-death signal (Linux): the kernel SIGKILLs a server's direct process when the
    gateway dies, however it dies (SIGKILL, OOM kill, crash).
 4. The orphan watchdog (`orphan_watchdog.py`): one small process per gateway that stops every
@@ -291,6 +292,13 @@ async def _gone(process: asyncio.subprocess.Process, timeout: float) -> bool:
             return False
         await asyncio.sleep(_POLL_S)
     return True
+
+
+async def terminate_all() -> None:
+    """`terminate()` every group started here that is not known to be gone (a stop's safety net)."""
+    if os.getpid() != _OWNER_PID:
+        return
+    await asyncio.gather(*(terminate(group.process) for group in list(_LIVE.values())))
 
 
 def kill_all_now() -> list[int]:
