@@ -124,6 +124,12 @@ class Gateway:
         self._idle.set()
         self.started_at = time.time()
 
+    def _start_in_background(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
+        self._starts.add(task)
+        task.add_done_callback(self._starts.discard)
+        return task
+
     def _new_upstream(self, server: Any) -> Upstream:
         return Upstream(server, on_change=self._on_upstream_change, relay=self.relay)
 
@@ -146,10 +152,7 @@ class Gateway:
             if on_progress is not None:
                 on_progress(upstream)
 
-        starts = [asyncio.ensure_future(start_one(name)) for name in list(self.upstreams)]
-        for task in starts:
-            self._starts.add(task)
-            task.add_done_callback(self._starts.discard)
+        starts = [self._start_in_background(start_one(name)) for name in list(self.upstreams)]
         if wait:
             await asyncio.gather(*starts)
             self._rebuild()
@@ -284,7 +287,9 @@ class Gateway:
                     upstream, startup_timeout=new.gateway.startup_timeout
                 )
                 if upstream.config.enabled and upstream.config.auto_start:
-                    await supervisor.start()
+                    # In the background, like at startup: a slow new server must not hold the
+                    # reload (and the next one, which may remove it again) hostage.
+                    self._start_in_background(supervisor.start())
 
             await asyncio.gather(*(remove(n) for n in diff.removed))
             await asyncio.gather(*(change(c.name) for c in diff.changed), *(add(n) for n in diff.added))

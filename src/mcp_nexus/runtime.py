@@ -29,6 +29,7 @@ from typing import Any
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,10 @@ class Runtime:
         try:
             await self._start()
         except BaseException:
-            await self._shutdown(grace=0.0)
+            try:
+                await self._shutdown(grace=0.0)
+            finally:
+                child_process.kill_all_now()  # whatever the shutdown could not reach
             raise
         return self
 
@@ -101,6 +105,8 @@ class Runtime:
             self._install_signals()
         sock = self._bind() if options.http else None  # before anything starts: a busy port fails fast
         gateway = self.gateway
+        # Last out: whatever stdio group is still alive after the gateway stopped (a safety net).
+        self._stack.push_async_callback(child_process.terminate_all)
         self._stack.push_async_callback(gateway.stop)
         starting = asyncio.ensure_future(gateway.start(self.on_progress, wait=options.wait_ready))
         stopped = asyncio.ensure_future(self._stop.wait())
@@ -223,6 +229,7 @@ class Runtime:
             logger.warning("%s: shutting down, letting calls in flight finish", signal.Signals(sig).name)
         else:
             logger.warning("%s again: stopping now", signal.Signals(sig).name)
+            child_process.kill_all_now()  # no more waiting for anyone: the servers go first
         self._stop.set()
 
     async def _shutdown(self, grace: float | None) -> None:

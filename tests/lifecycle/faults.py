@@ -15,6 +15,7 @@ import psutil
 
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.upstream.child_process import watchdog_pid
 from support.processes import TESTS
 
 # Short lifecycle timings so the tests take seconds: retries 0.1 s apart, no periodic checks.
@@ -69,7 +70,13 @@ def text(result: types.CallToolResult | types.InputRequiredResult) -> str:
 
 
 def live_children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    """This process's live descendants, except the orphan watchdog (one per process, on purpose)."""
+    watchdog = watchdog_pid()
+    return [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.status() != psutil.STATUS_ZOMBIE and p.pid != watchdog
+    ]
 
 
 def open_fds() -> int:

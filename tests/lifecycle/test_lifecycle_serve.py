@@ -24,7 +24,7 @@ def start_serve(tmp_path: Path, servers: dict[str, Any], **gateway: Any) -> tupl
     port = free_port()
     path = tmp_path / "nexus.json"
     path.write_text(json.dumps(document(servers, **gateway)))
-    args = [str(VENV_BIN / "nexus"), "serve", "--config", str(path), "--port", str(port), "--token", TOKEN]
+    args = [str(VENV_BIN / "nexus"), "serve", "--wait-ready", "--config", str(path), "--port", str(port), "--token", TOKEN]
     return path, args, port
 
 

@@ -59,6 +59,11 @@ class Timeouts(_Strict):
     connect: float = Field(default=10.0, gt=0)
     call: float = Field(default=30.0, gt=0)
     sse_read: float = Field(default=300.0, gt=0)
+    stop: float = Field(
+        default=5.0,
+        gt=0,
+        description="seconds a stopping stdio server gets before SIGKILL: stdin closes, SIGTERM after 2/5 of it",
+    )
 
 
 class HealthCheck(_Strict):

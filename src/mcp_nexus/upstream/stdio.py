@@ -5,8 +5,9 @@ Why not the SDK's `stdio_client`: the gateway needs what it does not give.
    the typed layer: params are built as dicts, the result is validated once.
 2. Immediate crash detection: EOF on stdout fails every pending call at once and ends
    the session with the exit code and the child's last stderr line.
-3. No leaks: the child runs in its own process group; close ends stdin, waits, then
-   SIGTERMs and finally SIGKILLs the whole group, and reaps it.
+3. No leaks (child_process.py): the child runs in its own process group with a parent-death
+   signal and the orphan watchdog behind it; close ends stdin, waits, then SIGTERMs and
+   finally SIGKILLs the whole group, and reaps it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -25,6 +25,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
 from mcp_nexus.secrets import SecretRedactor
+from mcp_nexus.upstream import child_process
+from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version
 from mcp_nexus.upstream.stderr_log import StderrForwarder
@@ -32,8 +34,6 @@ from mcp_nexus.upstream.stderr_log import StderrForwarder
 logger = logging.getLogger(__name__)
 
 _LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
-_STDIN_CLOSE_GRACE_S = 2.0
-_TERM_GRACE_S = 3.0
 LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
 
 # What a stdio child needs from our environment besides what the config gives it: enough to
@@ -71,15 +71,12 @@ class StdioSession(Session):
         self.stderr = StderrForwarder(config.name, SecretRedactor.for_server(config))
         stack.callback(self.stderr.close_parent_end)
         try:
-            process = await asyncio.create_subprocess_exec(
-                config.command,
-                *config.args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=self.stderr.writer,
+            process = await child_process.spawn(
+                [config.command, *config.args],
                 env=child_environment(config),
                 cwd=config.cwd,
-                start_new_session=True,  # its own process group, so close can take the whole tree down
+                stderr=self.stderr.writer,
+                grace=StopGrace.within(config.timeouts.stop),
                 limit=_LINE_LIMIT,
             )
         finally:
@@ -136,32 +133,13 @@ class StdioSession(Session):
         process = self.process
         if process is None:
             return
+        # A server that never got through its handshake has nothing to save: no stdin grace.
+        grace = None if self._ready.is_set() else StopGrace(stdin=0.05, term=1.0)
         try:
-            await self._end_group(process)
-        except BaseException:
-            # Cancelled (or failed) half-way: never leave the group running.
-            _signal_group(process.pid, signal.SIGKILL)
-            raise
+            await child_process.terminate(process, grace)  # the whole group, reaped; survives our cancellation
         finally:
             if self.peer is not None:
                 self.peer.close(f"server {self.config.name!r} stopped")
-
-    async def _end_group(self, process: asyncio.subprocess.Process) -> None:
-        # A server that never got through its handshake has nothing to save: no stdin grace.
-        stdin_grace = _STDIN_CLOSE_GRACE_S if self._ready.is_set() else 0.05
-        if process.returncode is None:
-            with contextlib.suppress(Exception):
-                assert process.stdin is not None
-                process.stdin.close()
-            if not await _wait(process, stdin_grace):
-                _signal_group(process.pid, signal.SIGTERM)
-                # A stopped (SIGSTOP) group would hold SIGTERM until continued: continue it.
-                _signal_group(process.pid, signal.SIGCONT)
-                if not await _wait(process, _TERM_GRACE_S):
-                    _signal_group(process.pid, signal.SIGKILL)
-                    await _wait(process, _TERM_GRACE_S)
-        # Grandchildren that ignored the stdin close may still hold the group: end them too.
-        _signal_group(process.pid, signal.SIGKILL)
 
     # -- the lean tools/call ---------------------------------------------------------------
 
@@ -226,21 +204,9 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await task
 
 
-async def _wait(process: asyncio.subprocess.Process, timeout: float) -> bool:
-    try:
-        await asyncio.wait_for(process.wait(), timeout)
-        return True
-    except TimeoutError:
-        return False
-
-
 async def _returncode(process: asyncio.subprocess.Process) -> int | None:
     with contextlib.suppress(TimeoutError):
         return await asyncio.wait_for(process.wait(), 1.0)
     return process.returncode
 
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
 
