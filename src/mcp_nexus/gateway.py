@@ -44,6 +44,9 @@ ConfigListener = Callable[[NexusConfig, NexusConfig], None]
 """Called with (old, new) after a reload was applied: for parts that keep settings of their own."""
 
 
+EMBEDDED_START_WAIT_S = 2.0
+
+
 class UnknownServerError(KeyError):
     """No configured server has that name."""
 
@@ -152,9 +155,13 @@ class Gateway:
             if on_progress is not None:
                 on_progress(upstream)
 
-        starts = [self._start_in_background(start_one(name)) for name in list(self.upstreams)]
+        starts = {name: self._start_in_background(start_one(name)) for name in list(self.upstreams)}
+        in_process = [task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"]
+        if in_process and not wait:
+            # Servers inside the gateway are READY in milliseconds: serve with them from the start.
+            await asyncio.wait(in_process, timeout=EMBEDDED_START_WAIT_S)
         if wait:
-            await asyncio.gather(*starts)
+            await asyncio.gather(*starts.values())
             self._rebuild()
 
     async def stop(self) -> None:

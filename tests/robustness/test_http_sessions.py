@@ -22,8 +22,8 @@ from robustness.http_client import ACCEPT, CLIENT_INFO, HANDSHAKE_VERSION
 # The names of the settings and of the metric, in one place so they are easy to adjust.
 IDLE_TIMEOUT_KEY = "http_session_idle_timeout"  # gateway.<key>: seconds a session may stay idle
 MAX_SESSIONS_KEY = "http_session_max"  # gateway.<key>: sessions open at once
-SESSION_METRIC_PATHS = ("/api/metrics", "/api/frontends")  # admin endpoints that may report the count
-SESSION_METRIC_KEY = "http_sessions"  # found at any depth of the JSON (or as a text metric line)
+SESSION_METRIC_PATHS = ("/api/frontends",)  # the admin endpoint that reports the count
+SESSION_METRIC_KEY = "sessions"  # frontends.http.sessions (found at any depth of the JSON)
 
 WAVE = 3000  # abandoned sessions per wave, as in the issue
 CONCURRENCY = 16

@@ -162,7 +162,6 @@ def _server_entry(
     raw: Any,
     path: str,
     problems: list[ConfigProblem],
-    warnings: list[ConfigProblem],
     *,
     strict: bool,
     bare_names: bool = False,
@@ -221,7 +220,7 @@ def _add_servers(
         if name in servers:
             problems.append(ConfigProblem(path, f"duplicate server name {name!r}"))
             continue
-        entry = _server_entry(name, raw, path, problems, out.warnings, strict=strict, bare_names=bare_names)
+        entry = _server_entry(name, raw, path, problems, strict=strict, bare_names=bare_names)
         if entry is not None:
             servers[name] = entry
             out.origin[name] = path

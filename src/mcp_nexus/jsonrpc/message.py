@@ -1,7 +1,7 @@
 """What one decoded JSON value is, in JSON-RPC 2.0 terms: a request, a notification, a response, or invalid.
 
 Checked once, here, for every endpoint, so a malformed message is answered the same way
-everywhere: an invalid id answers with `id: null`, params that are not an object answer
+everywhere: an invalid id (or a message that is not JSON-RPC 2.0) answers with `id: null`, params that are not an object answer
 -32602 with the request's id, a message that cannot be a request answers -32600, and a
 broken notification or response is dropped (nothing may answer it).
 """
@@ -66,9 +66,13 @@ def classify(value: Any) -> Message:
     message_id = raw_id if valid_id(raw_id) else None
     method = value.get("method")
     if value.get("jsonrpc") != "2.0":
-        return Invalid(message_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"', has_id)
+        # Not a JSON-RPC 2.0 message at all: its id cannot be trusted either (the spec's Null).
+        return Invalid(None, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
     if "method" not in value:
+        if "result" not in value and "error" not in value:
+            return Invalid(None, INVALID_REQUEST, 'Invalid request: no "method"')
         if ("result" in value) == ("error" in value) or message_id is None:
+            # A malformed response: answering it could start an error ping-pong between peers.
             return Invalid(None, INVALID_REQUEST, "Invalid response", answer=False)
         result, error = value.get("result"), value.get("error")
         if "error" in value and not isinstance(error, dict):

@@ -258,8 +258,14 @@ class JsonRpcPeer:
         logger.debug("%s: %s", self.options.name, message.reason)
         # A request whose id we know is always answered; `answer_invalid` only governs the
         # id-less errors (parse errors, unusable messages) that some dialects ignore.
-        if message.answer and (self.options.answer_invalid or message.id is not None):
-            await self.send_error(message.id, message.error())
+        if not message.answer:
+            return
+        if self.options.numeric_ids_only and not isinstance(message.id, int):
+            if not self.options.answer_invalid or message.id is not None:
+                return  # the device rule: what has no numeric id is not for us
+        elif not self.options.answer_invalid and message.id is None:
+            return
+        await self.send_error(message.id, message.error())
 
     def _resolve(self, response: Response) -> None:
         future = self._pending.get(coerce_id(response.id))

@@ -97,9 +97,6 @@ class ToolView:
         }
         return ToolSnapshot(names, tuple(items), encoded, items)
 
-    def is_listed(self, gateway_name: str) -> bool:
-        return gateway_name in self.snapshot().names.to_exposed
-
     def name_for(self, gateway_name: str) -> str | None:
         """The peer's name for a gateway tool, None when the filter hides it from the peer."""
         return self.snapshot().names.to_exposed.get(gateway_name)
