@@ -17,6 +17,7 @@ from rich.text import Text
 
 from mcp_nexus import __version__, event_loop
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
+from mcp_nexus.bridge_cli import app as bridge_app
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
 from mcp_nexus.cache_cli import app as cache_app
@@ -24,7 +25,6 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
-from mcp_nexus.frontends.xiaozhi.cli import app as bridge_app
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from mcp_nexus.config.load import load_config
-from mcp_nexus.secrets import MIN_SECRET_CHARS, SecretRedactor, mask_url_credentials, url_credentials
+from mcp_nexus.config.secrets import MIN_SECRET_CHARS, SecretRedactor, mask_url_credentials, url_credentials
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 
 BASIC_PASSWORD = "basic-Pw-2024"

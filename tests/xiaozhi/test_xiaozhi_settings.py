@@ -11,9 +11,9 @@ from pydantic import ValidationError
 
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.secrets import RedactingFilter, mask_url, redact, secrets_of
 from mcp_nexus.config.xiaozhi import XiaozhiSettings, endpoints_from_env, with_env_endpoints
 from mcp_nexus.frontends.xiaozhi.reconnect import Backoff
-from mcp_nexus.secrets import RedactingFilter, mask_url, redact, secrets_of
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VySWQiOjF9.c2lnbmF0dXJlX3NlY3JldA"
 

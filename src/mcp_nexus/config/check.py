@@ -23,8 +23,8 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.policy_defaults import POLICY_DEFAULTS
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.secrets import MIN_SECRET_CHARS, is_secret_flag, mask_url_credentials
 from mcp_nexus.paths import data_dir
-from mcp_nexus.secrets import MIN_SECRET_CHARS, is_secret_flag, mask_url_credentials
 
 MASK = "***"
 

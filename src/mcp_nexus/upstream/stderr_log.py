@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from typing import TextIO
 
-from mcp_nexus.secrets import SecretRedactor
+from mcp_nexus.config.secrets import SecretRedactor
 
 logger = logging.getLogger("mcp_nexus.upstream.stderr")
 

@@ -23,8 +23,8 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
-from mcp_nexus.secrets import SecretRedactor
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required

@@ -24,7 +24,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.config.schema import ServerConfig
-from mcp_nexus.secrets import SecretRedactor
+from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.upstream.embedded import EmbeddedSession
 from mcp_nexus.upstream.http import HttpSession
 from mcp_nexus.upstream.input_required import InputAnswerer

@@ -16,13 +16,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from mcp_nexus import __version__
+from mcp_nexus.config.secrets import RedactingFilter, mask_url, secrets_of
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.frontends.xiaozhi.protocol import ENDPOINT, ToolService
 from mcp_nexus.frontends.xiaozhi.reconnect import DialingLink, ReconnectLoop, SessionEnd
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.secrets import RedactingFilter, mask_url, secrets_of
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ import time
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from mcp_nexus.config.secrets import mask_url, secrets_of
 from mcp_nexus.config.xiaozhi import EnvelopeClientSettings
 from mcp_nexus.frontends.xiaozhi.connection import MAX_FRAME_BYTES, USER_AGENT, websocket_logger
 from mcp_nexus.frontends.xiaozhi.envelope import (
@@ -30,7 +31,6 @@ from mcp_nexus.frontends.xiaozhi.reconnect import DialingLink, ReconnectLoop, Se
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.secrets import mask_url, secrets_of
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from websockets.exceptions import InvalidStatus, InvalidURI
 
+from mcp_nexus.config.secrets import redact
 from mcp_nexus.config.xiaozhi import Reconnect
 from mcp_nexus.frontends.xiaozhi.status import LinkStatus
-from mcp_nexus.secrets import redact
 
 CLOSE_POLICY_VIOLATION = 1008  # what self-hosted endpoints send for a missing or bad token
 CLOSE_XIAOZHI_4004 = 4004
