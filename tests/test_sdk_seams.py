@@ -91,3 +91,13 @@ async def test_seam_4_http_session_count() -> None:
     server: Server[object] = Server("seams")
     server.streamable_http_app()
     assert http_session_count(server.session_manager) == 0
+
+
+async def test_seam_4_touch_http_session_knows_open_and_closed_sessions() -> None:
+    from mcp.server import Server
+
+    from mcp_nexus._sdk_seams import touch_http_session
+
+    server: Server[object] = Server("seams")
+    server.streamable_http_app()
+    assert touch_http_session(server.session_manager, "no-such-session") is False

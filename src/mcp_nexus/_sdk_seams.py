@@ -13,8 +13,10 @@ The seams, and why there is no public way:
    (`ServerSession._connection`), to push list_changed on that client's standalone
    channel and to remember its resource subscriptions. The context exposes the session
    only.
-4. `http_session_count`: how many handshake-era HTTP sessions the SDK's session manager keeps
-   (for the idle-session metric); the manager exposes no count.
+4. `http_session_count`, `touch_http_session`: how many handshake-era HTTP sessions the SDK's
+   session manager keeps (the idle-session metric), and whether one is open, restarting its
+   idle countdown (the lean tools/call answers without the SDK's transport, which alone
+   would restart it); the manager exposes neither.
 3. `caller_wants_progress`: whether a downstream request asked for progress. Public
    `ctx.meta.progress_token` answers on the JSON-RPC paths; the SDK's in-process path
    keeps a callback on `ServerSession._request_outbound` instead.
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from mcp import ClientSession
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
@@ -84,3 +87,21 @@ def http_session_count(session_manager: Any) -> int:
         return len(session_manager._server_instances)
     except AttributeError:
         raise SdkSeamMissing("StreamableHTTPSessionManager._server_instances is gone") from None
+
+
+def touch_http_session(session_manager: Any, session_id: str) -> bool:
+    """Seam 4: True when the session is open (and its idle countdown restarts now), else False."""
+    try:
+        transport = session_manager._server_instances.get(session_id)
+    except AttributeError:
+        raise SdkSeamMissing("StreamableHTTPSessionManager._server_instances is gone") from None
+    if transport is None or getattr(transport, "is_terminated", False):
+        return False
+    idle_scope = getattr(transport, "idle_scope", None)
+    if idle_scope is not None:
+        if idle_scope.cancel_called:
+            return False
+        timeout = session_manager.session_idle_timeout
+        if timeout is not None:
+            idle_scope.deadline = anyio.current_time() + timeout
+    return True

@@ -74,7 +74,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
     routes = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway), *mcp_app.routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
-        McpMessageCheck(app, settings.path),
+        McpMessageCheck(app, settings.path, frontend.lean_call),
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,

@@ -5,11 +5,13 @@ cannot use (an id of `null`, `{}`, `[1]`, `1.5` or `true` is taken for a notific
 gets 202 with no body; a batch or `"jsonrpc": "1.0"` gets a pydantic dump; an unknown
 `Mcp-Protocol-Version` header gets an error about `_meta` keys). Here the same rules as on
 every other endpoint apply (jsonrpc/message.py): one short JSON-RPC error with HTTP 400.
-A well-formed message is passed on byte for byte.
+A well-formed message is passed on byte for byte, except a plain tools/call on a
+handshake-era session, which takes the lean path (McpFrontend.lean_call) when eligible.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -18,15 +20,20 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_nexus.jsonrpc import ParseError, decode
-from mcp_nexus.jsonrpc.message import Invalid, classify
+from mcp_nexus.jsonrpc.message import Invalid, Request, classify
 
 SUPPORTED_VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
 
 
+LeanCall = Callable[[str, Any, dict[str, Any] | None], Awaitable[bytes | None]]
+"""(session id, request id, params) -> the JSON body of the answer, or None to take the SDK's path."""
+
+
 class McpMessageCheck:
-    def __init__(self, app: ASGIApp, path: str) -> None:
+    def __init__(self, app: ASGIApp, path: str, lean_call: LeanCall | None = None) -> None:
         self.app = app
         self.path = path.rstrip("/") or "/"
+        self.lean_call = lean_call
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
@@ -63,6 +70,13 @@ class McpMessageCheck:
                 },
             )
             return
+        if self.lean_call is not None and isinstance(message, Request) and message.method == "tools/call":
+            session_id = _header(scope, b"mcp-session-id")
+            if session_id is not None and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS) and not _enveloped(message):
+                answer = await self.lean_call(session_id, message.id, message.params)
+                if answer is not None:
+                    await _json(send, 200, answer)
+                    return
         await self.app(scope, _replay(body, receive), send)
 
 
@@ -103,11 +117,14 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _answer(send: Send, request_id: Any, error: dict[str, Any]) -> None:
-    payload = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+    await _json(send, 400, orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
+
+
+async def _json(send: Send, status: int, payload: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
-            "status": 400,
+            "status": status,
             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
         }
     )

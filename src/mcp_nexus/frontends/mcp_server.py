@@ -30,8 +30,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
-from mcp_nexus._sdk_seams import caller_wants_progress, connection_of
+from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
 
@@ -106,6 +107,8 @@ class McpFrontend:
         self.bus = InMemorySubscriptionBus()
         # Handshake-era connections, to push list_changed on their standalone channel.
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        # Handshake-era HTTP sessions by Mcp-Session-Id, for the lean tools/call (lean_call).
+        self._sessions: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._tasks: set[asyncio.Task[None]] = set()
         self.server = _NexusServer(
             "mcp-nexus",
@@ -143,8 +146,54 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._connections.add(connection_of(ctx.session))
+            connection = connection_of(ctx.session)
+            self._connections.add(connection)
+            if connection.session_id is not None and connection.session_id not in self._sessions:
+                self._sessions[connection.session_id] = connection
         return await call_next(ctx)
+
+    async def lean_call(self, session_id: str, request_id: Any, params: dict[str, Any] | None) -> bytes | None:
+        """tools/call on a handshake-era HTTP session, answered as one JSON body; None when not eligible.
+
+        Why: the SDK's transport answers every POST on an SSE stream it opens, stores and tears
+        down, and builds a request context per call; for a plain tools/call that costs more than
+        the relay itself. Eligible: an initialized handshake-era session still open in the SDK's
+        session manager, no progress token (progress needs the stream), and a client that
+        declared no sampling, elicitation or roots (their requests need the stream too).
+        Everything else — and every other method — takes the SDK's path unchanged.
+        """
+        connection = self._sessions.get(session_id)
+        if connection is None or not connection.initialized.is_set():
+            return None
+        meta = (params or {}).get("_meta")
+        if isinstance(meta, dict) and meta.get("progressToken") is not None:
+            return None
+        capabilities = connection.client_capabilities
+        if capabilities is not None and (capabilities.sampling or capabilities.elicitation or capabilities.roots):
+            return None
+        if not touch_http_session(self.server.session_manager, session_id):
+            return None  # closed (idle, deleted): the SDK answers as it should
+        name = (params or {}).get("name")
+        arguments = (params or {}).get("arguments")
+        client_params = connection.client_params
+        caller = Caller(
+            self.frontend,
+            client_params.client_info.name if client_params is not None else None,
+            None,
+            request_id,
+            capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
+            False,
+        )
+        try:
+            if not isinstance(name, str) or not name:
+                raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
+            if arguments is not None and not isinstance(arguments, dict):
+                raise MCPError(types.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+            outcome = encodable(await self.gateway.call_tool(name, arguments, caller=caller))
+        except Exception as exc:
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": error_body(exc)})
+        result = outcome.model_dump_json(by_alias=True, exclude_none=True).encode()
+        return b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result + b"}"
 
     def _on_gateway_change(self, kind: str) -> None:
         task = asyncio.ensure_future(self._broadcast(kind))

@@ -38,7 +38,8 @@ def decode(data: bytes | str) -> Any:
         if "surrogate" not in reason:
             raise ParseError(f"Parse error: {reason.split(':', 1)[0]}") from None
     try:
-        text = data.decode("utf-8", errors="surrogatepass") if isinstance(data, bytes) else data
+        # Strict UTF-8: a surrogate may arrive escaped (`\\ud800`, valid JSON), never as raw bytes.
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
         value = json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError, UnicodeError) as exc:
         raise ParseError(f"Parse error: {str(exc)[:120] or type(exc).__name__}") from None
