@@ -36,7 +36,9 @@ async def test_builtin_tools_answer_within_a_second_while_a_server_hangs(tmp_pat
     started = time.monotonic()
     async with Runtime(config, NO_FRONTENDS) as runtime:
         gateway = runtime.gateway
-        await wait_until(lambda: "cortex.search_knowledge" in gateway.catalog.tools, timeout=1.0, what="built-ins")
+        await wait_until(
+            lambda: "cortex.search_knowledge" in gateway.catalog.tools, timeout=1.0, what="built-ins"
+        )
         result = await gateway.call_tool("cortex.search_knowledge", {"query": "x"})
         assert not result.is_error, text(result)
         assert time.monotonic() - started < 1.5
@@ -66,7 +68,9 @@ async def test_a_call_to_a_server_still_connecting_waits_for_it() -> None:
 
 async def test_wait_ready_waits_for_every_server() -> None:
     config, _ = config_from_document(document({"late": faulty("late", "--slow-start", "0.5")}))
-    async with Runtime(config, RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)) as runtime:
+    async with Runtime(
+        config, RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
+    ) as runtime:
         assert runtime.gateway.upstreams["late"].is_ready
         assert "late.echo" in runtime.gateway.catalog.tools
 
@@ -134,3 +138,35 @@ def test_nexus_serve_banner_comes_at_once_with_a_hung_server(tmp_path: Path) -> 
         proc.terminate()
         proc.wait(timeout=30)
 
+
+async def test_a_silent_http_server_is_bounded_by_the_connect_timeout() -> None:
+    """It accepts the TCP connection and never answers: the seed's connect timeout ends the wait."""
+    import asyncio
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(60)
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        doc = document(
+            {
+                "mute": {
+                    "type": "streamableHttp",
+                    "url": f"http://127.0.0.1:{port}/mcp",
+                    "timeouts": {"connect": 1},
+                }
+            }
+        )
+        config, _ = config_from_document(doc)
+        started = time.monotonic()
+        async with Runtime(
+            config, RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
+        ) as runtime:
+            took = time.monotonic() - started
+            upstream = runtime.gateway.upstreams["mute"]
+            assert not upstream.is_ready
+            assert "connect timeout (1 s)" in (upstream.last_error or ""), upstream.last_error
+            assert took < 5, f"waited {took:.1f} s for a silent server with connect: 1"
+    finally:
+        server.close()

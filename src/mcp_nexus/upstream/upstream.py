@@ -302,15 +302,26 @@ class Upstream:
 
     async def _connect(self, wait_for: float) -> None:
         session = self._open_session(self.config.protocol)
+        # A network server that accepts the connection but never answers is bounded by the
+        # connect timeout (the seed's 10 s); a process may take longer to start (npx, uvx).
+        network = self.config.transport in ("http", "sse")
+        limit = min(wait_for, self.config.timeouts.connect) if network else wait_for
+        handshaking = True
         try:
-            async with asyncio.timeout(wait_for):
+            async with asyncio.timeout(limit):
                 await session.start()
+            handshaking = False
+            async with asyncio.timeout(wait_for):
                 self._session = session
                 await self._refresh_all()
         except TimeoutError:
             self._session = None
             await session.close(grace=1.0)
-            self.last_error = f"did not become ready within {wait_for:g} s"
+            self.last_error = (
+                f"no answer to the handshake within the connect timeout ({limit:g} s)"
+                if handshaking and limit < wait_for
+                else f"did not become ready within {wait_for:g} s"
+            )
             self._set_state(UpstreamState.ERROR, self.last_error)
             return
         except asyncio.CancelledError:
