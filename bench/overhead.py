@@ -121,7 +121,9 @@ async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]
         assert peer is not None
 
         async def raw() -> object:
-            return await peer.send_raw_request("tools/call", {"name": "echo", "arguments": {"text": "x"}}, {"timeout": 30})
+            return await peer.send_raw_request(
+                "tools/call", {"name": "echo", "arguments": {"text": "x"}}, {"timeout": 30}
+            )
 
         async def full() -> object:
             return await gateway.call_tool("echo", {"text": "x"})

@@ -78,7 +78,10 @@ def caller_wants_progress(ctx: Any) -> bool:
         raise SdkSeamMissing("mcp.server.session.ServerSession._request_outbound is gone") from None
     if outbound is None or not (hasattr(outbound, "_progress_token") or hasattr(outbound, "_on_progress")):
         return True  # a shape we cannot read: asking the upstream for progress is the safe side
-    return getattr(outbound, "_progress_token", None) is not None or getattr(outbound, "_on_progress", None) is not None
+    return (
+        getattr(outbound, "_progress_token", None) is not None
+        or getattr(outbound, "_on_progress", None) is not None
+    )
 
 
 def http_session_count(session_manager: Any) -> int:

@@ -33,21 +33,27 @@ class AdminClient:
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
-            response = httpx2.request(method, self.url + path, json=body, headers=headers, timeout=self.timeout)
+            response = httpx2.request(
+                method, self.url + path, json=body, headers=headers, timeout=self.timeout
+            )
         except httpx2.HTTPError as exc:
             raise AdminError(
                 f"no gateway answers at {self.url} ({type(exc).__name__}); start one with `nexus serve`, "
                 "or pass --url (or set NEXUS_URL), or use --config FILE for a private gateway"
             ) from exc
         if response.status_code in (401, 403):
-            raise AdminError("the gateway wants a token: pass --token or set NEXUS_TOKEN", status=response.status_code)
+            raise AdminError(
+                "the gateway wants a token: pass --token or set NEXUS_TOKEN", status=response.status_code
+            )
         try:
             answer = response.json()
         except ValueError:
             answer = {"error": response.text[:500]}
         if response.status_code != 200:
             message = answer.get("error", answer) if isinstance(answer, dict) else answer
-            raise AdminError(f"error {response.status_code}: {message}", status=response.status_code, body=answer)
+            raise AdminError(
+                f"error {response.status_code}: {message}", status=response.status_code, body=answer
+            )
         return answer
 
     def get(self, path: str) -> Any:

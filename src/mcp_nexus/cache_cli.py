@@ -11,7 +11,8 @@ from mcp_nexus.admin_client import DEFAULT_URL, AdminClient, AdminError
 app = typer.Typer(help="The result cache of a running gateway.", no_args_is_help=True)
 
 UrlOption = Annotated[
-    str, typer.Option("--url", envvar="NEXUS_URL", help="The gateway's base URL (default: $NEXUS_URL or local).")
+    str,
+    typer.Option("--url", envvar="NEXUS_URL", help="The gateway's base URL (default: $NEXUS_URL or local)."),
 ]
 TokenOption = Annotated[
     str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")

@@ -47,11 +47,15 @@ ConfigOption = Annotated[
 ]
 PrivateConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", "-c", help="Run a private gateway on this config file instead of asking the running one."),
+    typer.Option(
+        "--config", "-c", help="Run a private gateway on this config file instead of asking the running one."
+    ),
 ]
 UrlOption = Annotated[
     str | None,
-    typer.Option("--url", envvar="NEXUS_URL", help="Base URL of the running gateway (default: $NEXUS_URL or local)."),
+    typer.Option(
+        "--url", envvar="NEXUS_URL", help="Base URL of the running gateway (default: $NEXUS_URL or local)."
+    ),
 ]
 TokenOption = Annotated[
     str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
@@ -83,7 +87,9 @@ def _load(path: Path | None) -> NexusConfig:
     return config
 
 
-def _api(method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None) -> Any:
+def _api(
+    method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None
+) -> Any:
     """One admin API request; errors end the command with a message that says what to do."""
     try:
         return AdminClient(url or default_url(), token).request(method, path, body)
@@ -114,7 +120,9 @@ def version() -> None:
 @app.command()
 def serve(
     config: ConfigOption = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")
+    ] = False,
     host: Annotated[str | None, typer.Option(help="Address to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8787).")] = None,
     token: Annotated[
@@ -122,9 +130,12 @@ def serve(
         typer.Option(envvar="NEXUS_TOKEN", help="Bearer token clients must send (required off loopback)."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
-    watch: Annotated[bool, typer.Option("--watch/--no-watch", help="Apply config file changes while running.")] = True,
+    watch: Annotated[
+        bool, typer.Option("--watch/--no-watch", help="Apply config file changes while running.")
+    ] = True,
     wait_ready: Annotated[
-        bool, typer.Option("--wait-ready", help="Serve only once every server is READY or failed (for scripts).")
+        bool,
+        typer.Option("--wait-ready", help="Serve only once every server is READY or failed (for scripts)."),
     ] = False,
 ) -> None:
     """Run the gateway. It serves at once; servers join as they become ready.
@@ -174,9 +185,13 @@ async def _serve(cfg: NexusConfig, options: RuntimeOptions, source: ConfigSource
 def _report_progress(upstream: Upstream) -> None:
     """One line per server as it joins (or fails): the terminal view of a start that never blocks serving."""
     if upstream.is_ready:
-        err.print(f"  server {upstream.name}: READY, {len(upstream.tools)} tools", highlight=False, markup=False)
+        err.print(
+            f"  server {upstream.name}: READY, {len(upstream.tools)} tools", highlight=False, markup=False
+        )
     elif upstream.last_error:
-        err.print(f"  server {upstream.name}: {upstream.state}: {upstream.last_error}", style="yellow", markup=False)
+        err.print(
+            f"  server {upstream.name}: {upstream.state}: {upstream.last_error}", style="yellow", markup=False
+        )
 
 
 def _print_banner(runtime: Runtime) -> None:
@@ -232,7 +247,9 @@ def tools(
     for row in rows:
         description = (row.get("description") or "").split("\n")[0][:80]
         # Text, not markup: a description like "[entity_exists]" must show as written.
-        table.add_row(Text(row["name"]), Text(row["server"]), Text(", ".join(row["fallbacks"])), Text(description))
+        table.add_row(
+            Text(row["name"]), Text(row["server"]), Text(", ".join(row["fallbacks"])), Text(description)
+        )
     out.print(table)
 
 
@@ -279,7 +296,9 @@ def call(
     arguments = _parse_args(arg or [], raw_json)
     if config is None:
         try:
-            result = AdminClient(url or default_url(), token).post(f"/api/tools/{tool}/call", {"arguments": arguments})
+            result = AdminClient(url or default_url(), token).post(
+                f"/api/tools/{tool}/call", {"arguments": arguments}
+            )
         except AdminError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             code = f"error {body['code']}: " if "code" in body else ""
@@ -343,7 +362,9 @@ def servers(
     url: UrlOption = None,
     token: TokenOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
-    history: Annotated[bool, typer.Option("--history", help="Also print each server's state changes.")] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Also print each server's state changes.")
+    ] = False,
 ) -> None:
     """Show each server's state, tools, uptime, restarts and last error.
 

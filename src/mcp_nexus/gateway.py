@@ -95,13 +95,17 @@ class Gateway:
         self.config = config
         self.catalog = Catalog(separator=config.gateway.name_separator)
         self.relay = CallerRelay()
-        self.upstreams: dict[str, Upstream] = {name: self._new_upstream(server) for name, server in config.servers.items()}
+        self.upstreams: dict[str, Upstream] = {
+            name: self._new_upstream(server) for name, server in config.servers.items()
+        }
         # One supervisor per upstream: restart policy and health checks (upstream/supervisor.py).
         self.supervisors: dict[str, Supervisor] = {
             name: Supervisor(upstream, startup_timeout=config.gateway.startup_timeout)
             for name, upstream in self.upstreams.items()
         }
-        self.config_source: ConfigSource | None = None  # the file `POST /api/reload` reads (set by the runtime)
+        self.config_source: ConfigSource | None = (
+            None  # the file `POST /api/reload` reads (set by the runtime)
+        )
         self._listeners: list[ListChangeListener] = []
         # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
@@ -156,7 +160,9 @@ class Gateway:
                 on_progress(upstream)
 
         starts = {name: self._start_in_background(start_one(name)) for name in list(self.upstreams)}
-        in_process = [task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"]
+        in_process = [
+            task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"
+        ]
         if in_process and not wait:
             # Servers inside the gateway are READY in milliseconds: serve with them from the start.
             await asyncio.wait(in_process, timeout=EMBEDDED_START_WAIT_S)
@@ -419,7 +425,12 @@ class Gateway:
         raise GatewayError(f"tool {name} asked for input this caller cannot give")
 
     async def _request(
-        self, method: Method, name: str, arguments: dict[str, Any], caller: Caller | None, round_: InputRound | None
+        self,
+        method: Method,
+        name: str,
+        arguments: dict[str, Any],
+        caller: Caller | None,
+        round_: InputRound | None,
     ) -> Any:
         call = ToolCall(name, arguments, caller or Caller("api"), round=round_, method=method)
         return await self._run(self.requests, call)
@@ -455,7 +466,9 @@ class Gateway:
     ) -> types.CompleteResult:
         name = ref.name if isinstance(ref, types.PromptReference) else ref.uri
         arguments = {"ref": ref, "argument": argument, "context": context_arguments}
-        result: types.CompleteResult = await self._request("completion/complete", name, arguments, caller, None)
+        result: types.CompleteResult = await self._request(
+            "completion/complete", name, arguments, caller, None
+        )
         return result
 
     async def subscribe(self, uri: str) -> None:

@@ -149,7 +149,9 @@ class Runtime:
                     f"port {settings.port} on {settings.host} is already in use; "
                     "stop what uses it or pick another with --port",
                 ) from exc
-            raise BindError(exc.errno, f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}") from exc
+            raise BindError(
+                exc.errno, f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
+            ) from exc
         sock.listen(2048)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]

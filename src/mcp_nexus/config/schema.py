@@ -251,9 +251,13 @@ class GatewaySettings(CallPolicy):
         description="max result bytes per frontend (merged over the defaults)",
     )
     http_session_idle_timeout: float = Field(
-        default=1800.0, gt=0, description="seconds an idle handshake-era HTTP session is kept before it is closed"
+        default=1800.0,
+        gt=0,
+        description="seconds an idle handshake-era HTTP session is kept before it is closed",
     )
-    http_session_max: int = Field(default=10_000, ge=1, description="handshake-era HTTP sessions kept at once")
+    http_session_max: int = Field(
+        default=10_000, ge=1, description="handshake-era HTTP sessions kept at once"
+    )
     allow_unsandboxed: bool = Field(default=False, description="python_sandbox may run without a sandbox")
     sandbox_timeout: float = Field(default=10.0, gt=0, description="python_sandbox wall-clock seconds")
     sandbox_concurrency: int | None = Field(

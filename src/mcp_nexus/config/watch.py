@@ -24,6 +24,7 @@ class Reloadable(Protocol):
 
     async def reload(self, new: NexusConfig) -> Any: ...
 
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 300

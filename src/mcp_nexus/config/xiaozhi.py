@@ -112,7 +112,9 @@ class XiaozhiSettings(Reconnect):
         default_factory=list, repr=False, description="wss://.../mcp/?token=... (secret)"
     )
     result_limit_bytes: int | None = Field(
-        default=None, ge=64, description="max bytes of one tool result (default: gateway.result_limits.xiaozhi)"
+        default=None,
+        ge=64,
+        description="max bytes of one tool result (default: gateway.result_limits.xiaozhi)",
     )
     tools: ToolFilter = Field(default_factory=ToolFilter)
     ping_interval: float = Field(default=25.0, gt=0, description="seconds between WebSocket pings")

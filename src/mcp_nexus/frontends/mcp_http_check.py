@@ -72,7 +72,11 @@ class McpMessageCheck:
             return
         if self.lean_call is not None and isinstance(message, Request) and message.method == "tools/call":
             session_id = _header(scope, b"mcp-session-id")
-            if session_id is not None and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS) and not _enveloped(message):
+            if (
+                session_id is not None
+                and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS)
+                and not _enveloped(message)
+            ):
                 answer = await self.lean_call(session_id, message.id, message.params)
                 if answer is not None:
                     await _json(send, 200, answer)
@@ -125,7 +129,10 @@ async def _json(send: Send, status: int, payload: bytes) -> None:
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": payload})

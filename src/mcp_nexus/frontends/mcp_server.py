@@ -152,7 +152,9 @@ class McpFrontend:
                 self._sessions[connection.session_id] = connection
         return await call_next(ctx)
 
-    async def lean_call(self, session_id: str, request_id: Any, params: dict[str, Any] | None) -> bytes | None:
+    async def lean_call(
+        self, session_id: str, request_id: Any, params: dict[str, Any] | None
+    ) -> bytes | None:
         """tools/call on a handshake-era HTTP session, answered as one JSON body; None when not eligible.
 
         Why: the SDK's transport answers every POST on an SSE stream it opens, stores and tears
@@ -169,7 +171,9 @@ class McpFrontend:
         if isinstance(meta, dict) and meta.get("progressToken") is not None:
             return None
         capabilities = connection.client_capabilities
-        if capabilities is not None and (capabilities.sampling or capabilities.elicitation or capabilities.roots):
+        if capabilities is not None and (
+            capabilities.sampling or capabilities.elicitation or capabilities.roots
+        ):
             return None
         if not touch_http_session(self.server.session_manager, session_id):
             return None  # closed (idle, deleted): the SDK answers as it should

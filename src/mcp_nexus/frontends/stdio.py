@@ -134,7 +134,9 @@ class StdioServer:
                     await peer.feed(partial.partial)
                 return
             except asyncio.LimitOverrunError:
-                await peer.send_error(None, {"code": -32600, "message": f"message larger than {_LINE_LIMIT} bytes"})
+                await peer.send_error(
+                    None, {"code": -32600, "message": f"message larger than {_LINE_LIMIT} bytes"}
+                )
                 await reader.read(_LINE_LIMIT)
                 continue
             if line.strip():

@@ -81,7 +81,9 @@ def classify(value: Any) -> Message:
             result = {}
         return Response(message_id, result if "result" in value else None, error)
     if not isinstance(method, str) or not method:
-        return Invalid(message_id, INVALID_REQUEST, 'Invalid request: "method" must be a non-empty string', has_id)
+        return Invalid(
+            message_id, INVALID_REQUEST, 'Invalid request: "method" must be a non-empty string', has_id
+        )
     params = value.get("params")
     if not has_id:
         if params is not None and not isinstance(params, dict):

@@ -68,12 +68,14 @@ class PeerOptions:
     name: str = "peer"
     kind: str = "stdio"  # TransportContext.kind
     can_send_request: bool = True  # a duplex channel: the other side can answer our requests
-    answer_invalid: bool = True  # answer id-less errors (parse errors, unusable messages); some dialects ignore them
+    answer_invalid: bool = (
+        True  # answer id-less errors (parse errors, unusable messages); some dialects ignore them
+    )
     numeric_ids_only: bool = False  # the device dialect drops requests whose id is not a number
 
 
 def coerce_id(request_id: Any) -> Any:
-    """"7" and 7 correlate as one id (peers echo ids loosely)."""
+    """ "7" and 7 correlate as one id (peers echo ids loosely)."""
     if isinstance(request_id, str):
         with contextlib.suppress(ValueError):
             return int(request_id)
@@ -93,7 +95,9 @@ class JsonRpcPeer:
         self._intercept: OnNotifyIntercept | None = None
         self._closed = asyncio.Event()
         self._close_reason = "Connection closed"
-        self._transport = TransportContext(kind=self.options.kind, can_send_request=self.options.can_send_request)
+        self._transport = TransportContext(
+            kind=self.options.kind, can_send_request=self.options.can_send_request
+        )
 
     # -- wiring -------------------------------------------------------------------------
 
@@ -168,11 +172,15 @@ class JsonRpcPeer:
 
     async def send_result(self, request_id: RequestId, result: dict[str, Any] | RawResult) -> None:
         if isinstance(result, RawResult):
-            await self._emit(b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result.json + b"}")
+            await self._emit(
+                b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result.json + b"}"
+            )
         else:
             await self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = dict(params)
@@ -280,7 +288,9 @@ class JsonRpcPeer:
     def _start(self, request: Request) -> None:
         key = coerce_id(request.id)
         if key in self._inbound:
-            self._spawn(self.send_error(request.id, {"code": -32600, "message": "Invalid request: id already in use"}))
+            self._spawn(
+                self.send_error(request.id, {"code": -32600, "message": "Invalid request: id already in use"})
+            )
             return
         ctx = _InboundContext(self, request)
         task = asyncio.ensure_future(self._handle(request, ctx))
@@ -351,7 +361,9 @@ async def _logged(work: Awaitable[Any], name: str) -> None:
 
 def _expire(future: asyncio.Future[dict[str, Any]], method: str, timeout: float) -> None:
     if not future.done():
-        future.set_exception(MCPError(types.REQUEST_TIMEOUT, f"Timed out after {timeout:g} s waiting for {method}"))
+        future.set_exception(
+            MCPError(types.REQUEST_TIMEOUT, f"Timed out after {timeout:g} s waiting for {method}")
+        )
 
 
 class _InboundContext:
@@ -400,7 +412,9 @@ class _InboundContext:
             raise NoBackChannelError(method)
         return await self.peer.send_raw_request(method, params, opts)
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> None:
         await self.peer.notify(method, params, opts)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:

@@ -56,7 +56,9 @@ def offload_enabled(config: NexusConfig) -> bool:
         return True
     for server in config.servers.values():
         levels = [server, *server.tool_config.values()]
-        if any("offload_threshold" in lv.model_fields_set and lv.offload_threshold is not None for lv in levels):
+        if any(
+            "offload_threshold" in lv.model_fields_set and lv.offload_threshold is not None for lv in levels
+        ):
             return True
     return False
 
@@ -80,7 +82,11 @@ class Governance:
 
     @classmethod
     def build(
-        cls, config: NexusConfig, catalog: Catalog, current: Callable[[], NexusConfig], upstreams: Mapping[str, Upstream]
+        cls,
+        config: NexusConfig,
+        catalog: Catalog,
+        current: Callable[[], NexusConfig],
+        upstreams: Mapping[str, Upstream],
     ) -> Governance:
         """`current` returns the config in force (it changes on reload); `config` is the one to start with."""
         settings = config.gateway
@@ -91,7 +97,9 @@ class Governance:
         local_tools: list[LocalTool] = []
         if offload_enabled(config):
             path = Path(settings.offload_dir).expanduser() if settings.offload_dir else default_offload_dir()
-            folder = OffloadFolder(path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes)
+            folder = OffloadFolder(
+                path, max_age=settings.offload_max_age, max_bytes=settings.offload_max_bytes
+            )
             offloader = Offloader(folder)
             sandbox = Sandbox(
                 path,

@@ -60,7 +60,9 @@ class RouteStep:
             routes = self.catalog.prompts.get(call.name)
             if not routes:
                 raise NotFoundError(f"Unknown prompt: {call.name}", data={"prompt": call.name})
-            return await self._try_each(call, [(r.upstream, r.prompt.name) for r in routes], False, self._prompt)
+            return await self._try_each(
+                call, [(r.upstream, r.prompt.name) for r in routes], False, self._prompt
+            )
         return await self._complete(call)
 
     # -- tools ------------------------------------------------------------------------------
@@ -95,7 +97,9 @@ class RouteStep:
             raise _unavailable(call.name, owner)
         close = [match for match, _score, _i in process.extract(call.name, list(self.catalog.tools), limit=3)]
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        raise UnknownToolError(f"Unknown tool: {call.name}{hint}", data={"tool": call.name, "suggestions": close})
+        raise UnknownToolError(
+            f"Unknown tool: {call.name}{hint}", data={"tool": call.name, "suggestions": close}
+        )
 
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         caller = call.caller
@@ -144,7 +148,9 @@ class RouteStep:
             ]
         else:
             pairs = [(r.upstream, ref) for r in self.catalog.templates if r.template.uri_template == ref.uri]
-        pairs = [(u, target) for u, target in pairs if u.capabilities is not None and u.capabilities.completions]
+        pairs = [
+            (u, target) for u, target in pairs if u.capabilities is not None and u.capabilities.completions
+        ]
         if not pairs:
             return types.CompleteResult(completion=types.Completion(values=[]))
 
@@ -171,7 +177,9 @@ class RouteStep:
             if not upstream.is_ready:
                 last_error = _unavailable(call.name, upstream)
                 continue
-            timeout = call.candidate_timeouts.get(upstream.name) or call.timeout or upstream.config.timeouts.call
+            timeout = (
+                call.candidate_timeouts.get(upstream.name) or call.timeout or upstream.config.timeouts.call
+            )
             tracked = call.caller.peer is not None
             if tracked:
                 upstream.active_callers.append(call.caller)
@@ -180,7 +188,9 @@ class RouteStep:
             except MCPError as exc:
                 code = exc.error.code
                 if code == types.CONNECTION_CLOSED:
-                    last_error = UpstreamUnavailable(exc.error.message or f"server {upstream.name!r} closed the connection")
+                    last_error = UpstreamUnavailable(
+                        exc.error.message or f"server {upstream.name!r} closed the connection"
+                    )
                     continue
                 if code == types.REQUEST_TIMEOUT:
                     last_error = ToolTimeoutError(
@@ -218,7 +228,9 @@ def _unavailable(name: str, upstream: Upstream) -> UnavailableError:
     """-32003 for a server that cannot answer now: its state, why, and when it is tried again."""
     reason = f" ({upstream.last_error})" if upstream.last_error else ""
     retry = upstream.next_attempt_at
-    when = f"; it will be tried again in {max(0.0, retry - time.monotonic()):.1f} s" if retry is not None else ""
+    when = (
+        f"; it will be tried again in {max(0.0, retry - time.monotonic()):.1f} s" if retry is not None else ""
+    )
     return UnavailableError(
         f"server {upstream.name!r} of {name} is {upstream.state}{reason}{when}",
         data={"server": upstream.name, "state": str(upstream.state), "tool": name},

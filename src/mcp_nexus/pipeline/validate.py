@@ -86,7 +86,9 @@ class ValidateStep:
         # walking the schema again (agents repeat calls a lot).
         self._valid: OrderedDict[tuple[int, bytes], None] = OrderedDict()
 
-    def _known_valid(self, validator: Any, arguments: dict[str, Any]) -> tuple[bool, tuple[int, bytes] | None]:
+    def _known_valid(
+        self, validator: Any, arguments: dict[str, Any]
+    ) -> tuple[bool, tuple[int, bytes] | None]:
         try:
             key = (id(validator), orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
         except TypeError:  # not plain JSON (cannot happen from the wire): always check
@@ -128,7 +130,11 @@ class ValidateStep:
             quoted = _quoted_numbers(validator.iter_errors(call.arguments))
             if quoted:
                 call.arguments = _with_values(call.arguments, quoted)
-                logger.debug("tool %s: quoted numbers taken as numbers at %s", call.name, [_json_path(p) for p in quoted])
+                logger.debug(
+                    "tool %s: quoted numbers taken as numbers at %s",
+                    call.name,
+                    [_json_path(p) for p in quoted],
+                )
                 if validator.is_valid(call.arguments):
                     return await call_next(call)
             error = schema_errors.best_match(validator.iter_errors(call.arguments))

@@ -31,13 +31,17 @@ def load_embedded(config: ServerConfig) -> Server[Any] | MCPServer:
         raise EmbeddedServerError(f"module {module_name!r} has no attribute {attribute!r}") from exc
     if isinstance(target, Server | MCPServer):
         if config.options:
-            raise EmbeddedServerError(f"{config.module} is a server object: 'options' need a factory function")
+            raise EmbeddedServerError(
+                f"{config.module} is a server object: 'options' need a factory function"
+            )
         return target
     if callable(target):
         try:
             server = target(**config.options)
         except TypeError as exc:
-            raise EmbeddedServerError(f"{config.module} rejected options {sorted(config.options)}: {exc}") from exc
+            raise EmbeddedServerError(
+                f"{config.module} rejected options {sorted(config.options)}: {exc}"
+            ) from exc
         if isinstance(server, Server | MCPServer):
             return server
         raise EmbeddedServerError(f"{config.module}() returned {type(server).__name__}, not an MCP server")

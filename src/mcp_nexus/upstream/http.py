@@ -26,7 +26,9 @@ class HttpSession(Session):
     async def _dispatcher(self, stack: AsyncExitStack) -> Any:
         config = self.config
         assert config.url is not None
-        timeout = httpx2.Timeout(config.timeouts.call, connect=config.timeouts.connect, read=config.timeouts.sse_read)
+        timeout = httpx2.Timeout(
+            config.timeouts.call, connect=config.timeouts.connect, read=config.timeouts.sse_read
+        )
         client = httpx2.AsyncClient(headers=http_headers(config), timeout=timeout, follow_redirects=False)
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))

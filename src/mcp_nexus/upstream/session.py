@@ -54,7 +54,9 @@ class SessionEvents(Protocol):
         self, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData: ...
 
-    async def elicitation(self, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData: ...
+    async def elicitation(
+        self, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData: ...
 
     async def list_roots(self) -> types.ListRootsResult | types.ErrorData: ...
 
@@ -262,7 +264,9 @@ class Session:
                 request, _TOOL_OUTCOME, request_read_timeout_seconds=timeout, progress_callback=progress
             )
 
-        first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+        first = await send(
+            round_.input_responses if round_ else None, round_.request_state if round_ else None
+        )
         if answer_input is None or isinstance(first, types.CallToolResult):
             return first
         return await drive_input_required(first, send, answer_input)
@@ -289,9 +293,13 @@ class Session:
                     _meta=self._meta(None, capabilities),  # type: ignore[arg-type]
                 )
             )
-            return await self.sdk().send_request(request, _PROMPT_OUTCOME, request_read_timeout_seconds=timeout)
+            return await self.sdk().send_request(
+                request, _PROMPT_OUTCOME, request_read_timeout_seconds=timeout
+            )
 
-        first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+        first = await send(
+            round_.input_responses if round_ else None, round_.request_state if round_ else None
+        )
         if answer_input is None or not isinstance(first, types.InputRequiredResult):
             return first
         return await drive_input_required(first, send, answer_input)
@@ -318,7 +326,9 @@ class Session:
             )
             return await self.sdk().send_request(request, _READ_OUTCOME, request_read_timeout_seconds=timeout)
 
-        first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+        first = await send(
+            round_.input_responses if round_ else None, round_.request_state if round_ else None
+        )
         if answer_input is None or not isinstance(first, types.InputRequiredResult):
             return first
         return await drive_input_required(first, send, answer_input)
@@ -346,7 +356,9 @@ class Session:
 
     async def list_tools(self) -> list[types.Tool]:
         sdk = self.sdk()
-        return await _collect(lambda c: sdk.list_tools(params=types.PaginatedRequestParams(cursor=c)), "tools")
+        return await _collect(
+            lambda c: sdk.list_tools(params=types.PaginatedRequestParams(cursor=c)), "tools"
+        )
 
     async def list_resources(self) -> list[types.Resource]:
         sdk = self.sdk()
@@ -363,7 +375,9 @@ class Session:
 
     async def list_prompts(self) -> list[types.Prompt]:
         sdk = self.sdk()
-        return await _collect(lambda c: sdk.list_prompts(params=types.PaginatedRequestParams(cursor=c)), "prompts")
+        return await _collect(
+            lambda c: sdk.list_prompts(params=types.PaginatedRequestParams(cursor=c)), "prompts"
+        )
 
     # -- what the server sends us ---------------------------------------------------------------
 

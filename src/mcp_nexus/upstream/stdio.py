@@ -38,7 +38,18 @@ LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
 
 # What a stdio child needs from our environment besides what the config gives it: enough to
 # find interpreters (PATH), write caches (HOME) and decode text (LANG), never our secrets.
-_INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL", "NODE_PATH", "VIRTUAL_ENV")
+_INHERITED_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "USER",
+    "SHELL",
+    "NODE_PATH",
+    "VIRTUAL_ENV",
+)
 
 RELAYED_CAPABILITIES: dict[str, Any] = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {}}
 """What Nexus can answer for its callers when a call does not say which capabilities its caller has."""
@@ -136,7 +147,9 @@ class StdioSession(Session):
         # A server that never got through its handshake has nothing to save: no stdin grace.
         grace = None if self._ready.is_set() else StopGrace(stdin=0.05, term=1.0)
         try:
-            await child_process.terminate(process, grace)  # the whole group, reaped; survives our cancellation
+            await child_process.terminate(
+                process, grace
+            )  # the whole group, reaped; survives our cancellation
         finally:
             if self.peer is not None:
                 self.peer.close(f"server {self.config.name!r} stopped")
@@ -192,7 +205,9 @@ class StdioSession(Session):
                 return types.InputRequiredResult.model_validate(raw, by_name=False)
             return types.CallToolResult.model_validate(raw, by_name=False)
 
-        first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+        first = await send(
+            round_.input_responses if round_ else None, round_.request_state if round_ else None
+        )
         if answer_input is None or isinstance(first, types.CallToolResult):
             return first
         return await drive_input_required(first, send, answer_input)
@@ -208,5 +223,3 @@ async def _returncode(process: asyncio.subprocess.Process) -> int | None:
     with contextlib.suppress(TimeoutError):
         return await asyncio.wait_for(process.wait(), 1.0)
     return process.returncode
-
-

@@ -178,4 +178,3 @@ class Supervisor:
             "health_checks": self.health.checks,
             "last_health_failure": self.health.last_failure,
         }
-

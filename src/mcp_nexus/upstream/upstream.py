@@ -74,10 +74,14 @@ class NoRelay:
     """Used until a gateway installs its relay: decline what needs a client."""
 
     async def sampling(self, upstream: Upstream, params: Any) -> types.ErrorData:
-        return types.ErrorData(code=types.INVALID_REQUEST, message="no client connected that supports sampling")
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="no client connected that supports sampling"
+        )
 
     async def elicitation(self, upstream: Upstream, params: Any) -> types.ErrorData:
-        return types.ErrorData(code=types.INVALID_REQUEST, message="no client connected that supports elicitation")
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="no client connected that supports elicitation"
+        )
 
     async def list_roots(self, upstream: Upstream) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[])
@@ -126,7 +130,11 @@ class Upstream:
     """Holds the session(s) to one server, opened at start and reused by every call."""
 
     def __init__(
-        self, config: ServerConfig, *, on_change: ChangeListener | None = None, relay: DownstreamRelay | None = None
+        self,
+        config: ServerConfig,
+        *,
+        on_change: ChangeListener | None = None,
+        relay: DownstreamRelay | None = None,
     ) -> None:
         self.config = config
         self.state = UpstreamState.STOPPED if config.enabled else UpstreamState.DISABLED
@@ -141,7 +149,9 @@ class Upstream:
         self.relay: DownstreamRelay = relay or NoRelay()
         self.started_at: float | None = None  # when the current session became READY (monotonic)
         self.sessions_opened = 0  # successful connects since creation: restarts = this - 1
-        self.next_attempt_at: float | None = None  # monotonic time of the next restart attempt, if one is planned
+        self.next_attempt_at: float | None = (
+            None  # monotonic time of the next restart attempt, if one is planned
+        )
         # Callers of the calls in flight here, newest last: where this server's
         # sampling/elicitation requests and log messages go (the protocol gives no link
         # from such a request back to the call that caused it).
@@ -513,12 +523,17 @@ class Upstream:
                     await opened.start()
             except Exception as exc:
                 logger.warning(
-                    "server %s: no handshake-era session (%s); using %s", self.name, exc, primary.protocol_version
+                    "server %s: no handshake-era session (%s); using %s",
+                    self.name,
+                    exc,
+                    primary.protocol_version,
                 )
                 await opened.close(grace=1.0)
                 self._bridges["legacy"] = None
                 return primary
-            logger.info("server %s: opened a handshake-era session for callers that take server requests", self.name)
+            logger.info(
+                "server %s: opened a handshake-era session for callers that take server requests", self.name
+            )
             self._bridges["legacy"] = opened
             return opened
 
