@@ -135,7 +135,9 @@ async def test_retry_repeats_only_idempotent_tools_after_transport_failures() ->
     assert answer.content[0].text == "back" and len(flaky.calls) == 2 and flaky.calls[-1].retries == 1
     once = Terminal(UnavailableError("down"), result("never"))
     with pytest.raises(UnavailableError):
-        await Pipeline([RetryStep(StubPolicies(policy(retries=2, idempotent=False)), backoff=0.0)], once)(call())  # type: ignore[arg-type]
+        await Pipeline([RetryStep(StubPolicies(policy(retries=2, idempotent=False)), backoff=0.0)], once)(
+            call()
+        )  # type: ignore[arg-type]
     assert len(once.calls) == 1
 
 
