@@ -1,4 +1,7 @@
-"""Hot reload against real processes: what restarts, what applies live, bad files, removed servers."""
+"""Hot reload against real processes: what restarts, what applies live, bad files, removed servers.
+
+Which fields need a restart, field by field, is tested in tests/upstream/test_config_diff.py.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +15,8 @@ import pytest
 
 from lifecycle.faults import document, faulty, live_children, text
 from mcp_nexus.config.load import config_from_document
-from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.upstream.config_diff import ServerChange
 from mcp_nexus.upstream.state import UpstreamState
 from support.gateway import running_gateway
 from support.polling import eventually
@@ -24,50 +25,6 @@ from support.polling import eventually
 async def reload(gw: Gateway, servers: dict[str, Any]) -> Any:
     config, _ = config_from_document(document(servers))
     return await gw.reload(config)
-
-
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("command", "/usr/bin/python3"),
-        ("args", ["-m", "support.faulty_server", "--name", "other"]),
-        ("env", {"PYTHONPATH": "/elsewhere"}),
-        ("cwd", "/tmp"),
-        ("transport", "http"),
-        ("url", "http://127.0.0.1:1/mcp"),
-        ("headers", {"X-Key": "1"}),
-        ("api_key", "secret"),
-    ],
-)
-def test_connection_fields_need_a_restart(field: str, value: object) -> None:
-    base = {"name": "s", "transport": "http", "url": "http://127.0.0.1:9/mcp"}
-    if field in ("command", "args", "env", "cwd"):
-        base = {"name": "s", "transport": "stdio", "command": "python3"}
-    old = ServerConfig.model_validate(base)
-    new = ServerConfig.model_validate(
-        {**base, field: value, **({"url": "http://x/mcp"} if field == "transport" else {})}
-    )
-    assert ServerChange("s", old, new, [field]).needs_restart
-
-
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("priority", 99),
-        ("namespace", "x"),
-        ("tools", {"deny": ["crash"]}),
-        ("cache_ttl", 60),
-        ("rate_limit", "1/second"),
-        ("offload_threshold", 10),
-        ("health", {"interval": 5}),
-        ("restart", {"max_attempts": 1}),
-        ("timeout", 3),
-    ],
-)
-def test_other_fields_apply_live(field: str, value: object) -> None:
-    base = {"name": "s", "transport": "stdio", "command": "python3"}
-    old, new = ServerConfig.model_validate(base), ServerConfig.model_validate({**base, field: value})
-    assert not ServerChange("s", old, new, [field]).needs_restart
 
 
 async def test_reload_restarts_only_what_changed_its_connection() -> None:
