@@ -9,6 +9,9 @@ anyway. Everyone else is served by the primary.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,8 @@ from lifecycle.faults import faulty
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import CallerEra, Upstream
 from support.gateway import server_config
+from support.polling import eventually
+from support.processes import TESTS
 
 BACK_CHANNEL = CallerEra(back_channel=True)
 MODERN = CallerEra(modern=True)
@@ -113,3 +118,22 @@ async def test_without_a_handshake_era_the_primary_serves_and_no_second_try_is_m
         assert len(starts.read_text().split()) == 2  # remembered: not tried again per call
         answer = await upstream.call_tool("echo", {"text": "hi"}, era=BACK_CHANNEL)
         assert text(answer) == "new: hi"
+
+
+async def test_a_lost_bridge_is_reopened_on_next_need_and_the_primary_is_untouched() -> None:
+    demo = {
+        "command": sys.executable,
+        "args": ["-m", "support.demo_server", "two"],
+        "env": {"PYTHONPATH": str(TESTS)},
+    }
+    async with started("two", demo) as upstream:
+        primary = upstream.session()
+        bridge = await upstream.session_for(BACK_CHANNEL)
+        assert primary.modern and not bridge.modern and bridge.pid not in (None, primary.pid)
+        os.kill(bridge.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        await eventually(lambda: not bridge.open, what="the bridge's loss noticed")
+        assert upstream.state == UpstreamState.READY and upstream.session() is primary
+        reopened = await upstream.session_for(BACK_CHANNEL)
+        assert reopened is not bridge and reopened.open and reopened.pid not in (None, bridge.pid)
+        answer = await upstream.call_tool("echo", {"text": "again"}, era=BACK_CHANNEL)
+        assert text(answer) == "two: again"
