@@ -185,7 +185,7 @@ async def test_closing_an_embedded_session_ends_its_calls_in_flight(era: str) ->
     }
     session = EmbeddedSession(server_config("gov", entry), RecordingEvents(), era=era)  # type: ignore[arg-type]
     await session.start()
-    left = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 3}, timeout=10))
+    left = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 1.5}, timeout=10))
     await eventually(lambda: SLEEP_EVENTS[instance] == ["started"], what="the call to reach the server")
     began = time.monotonic()
     await session.close()
@@ -194,7 +194,7 @@ async def test_closing_an_embedded_session_ends_its_calls_in_flight(era: str) ->
     assert SLEEP_EVENTS[instance] == ["started", "cancelled"], (
         f"the server's handler: {SLEEP_EVENTS[instance]}"
     )
-    assert isinstance(outcome, BaseException) and took < 1.5, f"{outcome!r} after {took:.1f} s"
+    assert isinstance(outcome, BaseException) and took < 1.0, f"{outcome!r} after {took:.1f} s"
 
 
 # -- stdio ------------------------------------------------------------------------------------
