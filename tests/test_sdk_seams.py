@@ -37,14 +37,19 @@ async def test_seam_1_capabilities_override_replaces_the_stamped_ones() -> None:
         session = client.session
         assert session.protocol_version == "2026-07-28"
         forward_client_capabilities(session)
-        data: dict[str, Any] = {"method": "tools/call", "params": {"_meta": {CAPABILITIES_OVERRIDE_KEY: {"x": {}}}}}
+        data: dict[str, Any] = {
+            "method": "tools/call",
+            "params": {"_meta": {CAPABILITIES_OVERRIDE_KEY: {"x": {}}}},
+        }
         session._stamp(data, {})
         assert data["params"]["_meta"][CLIENT_CAPABILITIES_META_KEY] == {"x": {}}
         assert CAPABILITIES_OVERRIDE_KEY not in data["params"]["_meta"]
         # Through a real call: the server sees exactly the caller's (empty) capabilities.
         await session.send_request(
             types.CallToolRequest(
-                params=types.CallToolRequestParams(name="report", arguments={}, _meta={CAPABILITIES_OVERRIDE_KEY: {}})  # type: ignore[arg-type]
+                params=types.CallToolRequestParams(
+                    name="report", arguments={}, _meta={CAPABILITIES_OVERRIDE_KEY: {}}
+                )  # type: ignore[arg-type]
             ),
             types.CallToolResult,
         )

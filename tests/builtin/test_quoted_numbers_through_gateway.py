@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_nexus.config.load import config_from_document
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
+from support.gateway import running_gateway
 from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http
 
 HERE = Path(__file__).resolve().parent
@@ -61,13 +61,8 @@ def _text(result: types.CallToolResult) -> str:
 
 @pytest.fixture
 async def gateway(tmp_path: Path) -> AsyncIterator[Gateway]:
-    config, _ = config_from_document(_document(tmp_path))
-    started = Gateway(config)
-    await started.start()
-    try:
+    async with running_gateway(_document(tmp_path)) as started:
         yield started
-    finally:
-        await started.stop()
 
 
 @asynccontextmanager

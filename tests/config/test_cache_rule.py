@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_nexus.gateway import Gateway
-from support.governance_gateway import document, started, text
+from support.gateway import running_gateway
+from support.governance_gateway import document, text
 
 
 def ledger(**extra: Any) -> dict[str, Any]:
@@ -26,7 +27,7 @@ async def twice(gateway: Gateway, tool: str, arguments: dict[str, Any]) -> tuple
 
 async def test_gateway_wide_ttl_never_caches_writes(tmp_path: Path) -> None:
     doc = document(tmp_path, {"ledger": ledger()}, cache_ttl=3600)
-    async with started(doc) as gateway:
+    async with running_gateway(doc) as gateway:
         # the positive control: a read-only tool is cached by the gateway-wide TTL
         assert await twice(gateway, "ledger.balance", {"account": "a"}) == ("ledger:balance:a:1",) * 2
         # no hints (a write), destructive, and read-only-but-destructive: every call reaches the server
@@ -45,7 +46,7 @@ async def test_gateway_wide_ttl_never_caches_writes(tmp_path: Path) -> None:
 
 
 async def test_server_wide_ttl_never_caches_writes(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"ledger": ledger(cache_ttl=3600)})) as gateway:
+    async with running_gateway(document(tmp_path, {"ledger": ledger(cache_ttl=3600)})) as gateway:
         assert await twice(gateway, "ledger.balance", {"account": "b"}) == ("ledger:balance:b:1",) * 2
         assert await twice(gateway, "ledger.deposit", {"account": "b", "amount": 1}) == (
             "ledger:deposit:b+1:1",
@@ -60,7 +61,7 @@ async def test_a_tools_own_entry_may_ask_for_caching_by_name(tmp_path: Path) -> 
             tool_config={"deposit": {"cache_ttl": 3600}, "balance": {"cache_ttl": 0}},
         )
     }
-    async with started(document(tmp_path, servers)) as gateway:
+    async with running_gateway(document(tmp_path, servers)) as gateway:
         assert (
             await twice(gateway, "ledger.deposit", {"account": "c", "amount": 2})
             == ("ledger:deposit:c+2:1",) * 2

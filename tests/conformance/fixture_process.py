@@ -7,11 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from support.polling import eventually_sync
+from support.processes import port_open
 
 FIXTURE_SERVER = Path(__file__).resolve().with_name("fixture_server.py")
 
@@ -41,19 +43,16 @@ def stdio_command() -> list[str]:
     return [sys.executable, str(FIXTURE_SERVER), "--stdio"]
 
 
-def _wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path, deadline: float) -> None:
-    while time.monotonic() < deadline:
+def _wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path, timeout: float) -> None:
+    def listening() -> bool:
         if process.poll() is not None:
             raise RuntimeError(
                 f"fixture server exited with {process.returncode} before listening on {port}:\n"
                 f"{log.read_text(errors='replace')[-2000:]}"
             )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"fixture server did not listen on 127.0.0.1:{port} within the startup timeout")
+        return port_open(port)
+
+    eventually_sync(listening, timeout, f"the fixture server to listen on 127.0.0.1:{port}")
 
 
 @contextmanager
@@ -74,7 +73,7 @@ def running_fixture_server(log_dir: Path, startup_timeout_s: float = 20.0) -> It
             start_new_session=True,
         )
     try:
-        _wait_until_listening(process, port, log, time.monotonic() + startup_timeout_s)
+        _wait_until_listening(process, port, log, startup_timeout_s)
         yield RunningFixture(port=port, pid=process.pid)
     finally:
         if process.poll() is None:

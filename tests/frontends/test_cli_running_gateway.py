@@ -29,7 +29,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def nexus(*args: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
     env = child_env(COLUMNS="200", **({"NEXUS_URL": url} if url else {}))
-    return subprocess.run([str(VENV_BIN / "nexus"), *args], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [str(VENV_BIN / "nexus"), *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def test_tools_and_call_use_the_running_gateway(base_url: str) -> None:

@@ -32,10 +32,18 @@ async def session(client: httpx2.AsyncClient, url: str, capabilities: dict[str, 
             "jsonrpc": "2.0",
             "id": 0,
             "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": capabilities,
+                "clientInfo": {"name": "t", "version": "1"},
+            },
         },
     )
-    headers = {**ACCEPT, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+    headers = {
+        **ACCEPT,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
     await client.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
     return headers
 
@@ -50,7 +58,9 @@ def call(request_id: int, meta: dict[str, Any] | None = None) -> dict[str, Any]:
 def answer_of(response: httpx2.Response) -> dict[str, Any]:
     if response.headers["content-type"].startswith("application/json"):
         return dict(response.json())
-    events = [line[5:] for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    events = [
+        line[5:] for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
+    ]
     return dict(json.loads(events[-1]))
 
 

@@ -13,9 +13,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_nexus.config.load import config_from_document
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
+from support.gateway import running_gateway
 from support.processes import TESTS
 
 LOOKALIKE = {
@@ -30,31 +30,17 @@ def text(result: Any) -> str:
     return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
-async def started(doc: dict[str, Any]) -> Gateway:
-    config, _ = config_from_document(doc)
-    gateway = Gateway(config)
-    await gateway.start()
-    return gateway
-
-
 @pytest.fixture
 async def cortex_gateway(tmp_path: Path) -> AsyncIterator[Gateway]:
-    gateway = await started(
-        {
-            "gateway": {"include_builtins": False},
-            "servers": {
-                "cortex": {
-                    "transport": "embedded",
-                    "module": "mcp_nexus.builtin.cortex.server:create_server",
-                    "options": {"knowledge_dir": str(tmp_path / "kb")},
-                }
-            },
-        }
-    )
-    try:
+    cortex = {
+        "transport": "embedded",
+        "module": "mcp_nexus.builtin.cortex.server:create_server",
+        "options": {"knowledge_dir": str(tmp_path / "kb")},
+    }
+    async with running_gateway(
+        {"gateway": {"include_builtins": False}, "servers": {"cortex": cortex}}
+    ) as gateway:
         yield gateway
-    finally:
-        await gateway.stop()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -94,7 +80,7 @@ async def test_cortex_tools_and_resources_namespaced(cortex_gateway: Gateway, mo
         assert "uses" in relations.contents[0].text  # type: ignore[union-attr]
 
 
-async def device_beside_lookalike(backlight_root: Path) -> Gateway:
+def device_beside_lookalike(backlight_root: Path) -> dict[str, Any]:
     """The device server (bare names, priority 100, no audio) and a stdio server offering the same names."""
     device = {
         "transport": "embedded",
@@ -103,9 +89,7 @@ async def device_beside_lookalike(backlight_root: Path) -> Gateway:
         "namespace": "",
         "priority": 100,
     }
-    return await started(
-        {"gateway": {"include_builtins": False}, "servers": {"device": device, "lookalike": LOOKALIKE}}
-    )
+    return {"gateway": {"include_builtins": False}, "servers": {"device": device, "lookalike": LOOKALIKE}}
 
 
 async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> None:
@@ -114,8 +98,7 @@ async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> 
     (backlight / "brightness").write_text("50\n")
     (backlight / "max_brightness").write_text("100\n")
     (backlight / "type").write_text("raw\n")
-    gateway = await device_beside_lookalike(tmp_path / "backlight")
-    try:
+    async with running_gateway(device_beside_lookalike(tmp_path / "backlight")) as gateway:
         assert gateway.upstreams["device"].config.effective_priority == 100
         brightness = await gateway.call_tool_result("get_current_brightness")
         assert brightness.meta and brightness.meta["nexus/server"] == "device"
@@ -126,15 +109,10 @@ async def test_device_server_wins_bare_names_at_priority_100(tmp_path: Path) -> 
         volume = await gateway.call_tool_result("get_current_volume")
         assert text(volume) == "lookalike: volume 34%"
         assert volume.meta and volume.meta["nexus/server"] == "lookalike"
-    finally:
-        await gateway.stop()
 
 
 async def test_missing_backlight_falls_back_to_the_stdio_server(tmp_path: Path) -> None:
-    gateway = await device_beside_lookalike(tmp_path / "no-backlight")
-    try:
+    async with running_gateway(device_beside_lookalike(tmp_path / "no-backlight")) as gateway:
         brightness = await gateway.call_tool_result("get_current_brightness")
         assert text(brightness) == "lookalike: brightness 12%"
         assert brightness.meta and brightness.meta["nexus/server"] == "lookalike"
-    finally:
-        await gateway.stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,12 +13,13 @@ import pytest_asyncio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_nexus.config.load import config_from_document
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.upstream.state import UpstreamState
 from support.demo_server import bare_demo_pair
+from support.gateway import running_gateway
+from support.polling import eventually
 from support.processes import TESTS
 from support.raw_server import REF_SCHEMA
 
@@ -47,25 +47,14 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def gateway() -> AsyncIterator[Gateway]:
-    async with _started_gateway() as gw:
+    async with running_gateway(make_config()) as gw:
         yield gw
 
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def fresh_gateway() -> AsyncIterator[Gateway]:
-    async with _started_gateway() as gw:
+    async with running_gateway(make_config()) as gw:
         yield gw
-
-
-@contextlib.asynccontextmanager
-async def _started_gateway() -> AsyncIterator[Gateway]:
-    config, _ = config_from_document(make_config())
-    gw = Gateway(config)
-    await gw.start()
-    try:
-        yield gw
-    finally:
-        await gw.stop()
 
 
 def tool_names(result: types.ListToolsResult) -> set[str]:
@@ -101,8 +90,7 @@ async def test_priority_override_changes_the_winner() -> None:
     doc = make_config()
     doc["servers"]["demo_stdio"]["priority"] = 500
     del doc["servers"]["broken"], doc["servers"]["other"]
-    config, _ = config_from_document(doc)
-    async with Gateway(config) as gw:
+    async with running_gateway(doc) as gw:
         result = await gw.call_tool("echo", {"text": "x"})
         assert result.content[0].text == "stdio-demo: x"  # type: ignore[union-attr]
 
@@ -201,9 +189,11 @@ async def test_upstream_list_change_reaches_the_client(fresh_gateway: Gateway, m
             await client.call_tool("other.grow", {"name": grown})
             with anyio.fail_after(10):
                 await changed.wait()
-        with anyio.fail_after(10):
-            while f"other.{grown}" not in tool_names(await client.list_tools()):
-                await anyio.sleep(0.05)
+
+        async def listed() -> bool:
+            return f"other.{grown}" in tool_names(await client.list_tools())
+
+        await eventually(listed, what=f"other.{grown} listed", interval=0.05)
         result = await client.call_tool(f"other.{grown}", {})
         assert result.content[0].text == f"other: I am {grown}"  # type: ignore[union-attr]
 
@@ -248,8 +238,7 @@ async def test_protocol_choice_per_server() -> None:
             },
         },
     }
-    config, _ = config_from_document(doc)
-    async with Gateway(config) as gw:
+    async with running_gateway(doc) as gw:
         assert gw.upstreams["auto"].protocol_version == "2026-07-28"
         assert gw.upstreams["old"].protocol_version == "2025-11-25"
         result = await gw.call_tool_result("old.echo", {"text": "hi"})

@@ -120,7 +120,7 @@ async def test_close_fails_pending_requests() -> None:
         (b'[{"jsonrpc":"2.0","id":3,"method":"m"}]', -32600, False),
         (b'{"jsonrpc":"2.0","id":3,"method":7}', -32600, True),
         (b'{"jsonrpc":"2.0","id":NaN,"method":"m"}', -32700, False),
-        (b'\xff\xfe{}', -32700, False),
+        (b"\xff\xfe{}", -32700, False),
     ],
 )
 async def test_malformed_frames_get_one_clear_error(frame: bytes, code: int, has_id: bool) -> None:

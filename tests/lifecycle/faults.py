@@ -1,20 +1,17 @@
-"""Shared pieces of the lifecycle tests: faulty-server configs, a started gateway, waiting helpers."""
+"""Shared pieces of the lifecycle tests: faulty-server configs and what the tests read off processes.
+
+Gateways are started with support.gateway.running_gateway(document(...)); waits use support.polling.eventually.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import mcp_types as types
 import psutil
 
-from mcp_nexus.config.load import config_from_document
-from mcp_nexus.gateway import Gateway
 from mcp_nexus.upstream.child_process import watchdog_pid
 from support.processes import TESTS
 
@@ -39,27 +36,6 @@ def faulty(name: str, *flags: str, **fields: Any) -> dict[str, Any]:
 
 def document(servers: dict[str, Any], **gateway: Any) -> dict[str, Any]:
     return {"gateway": {"include_builtins": False, "offload_threshold": None, **gateway}, "servers": servers}
-
-
-@contextlib.asynccontextmanager
-async def started_gateway(servers: dict[str, Any], **gateway: Any) -> AsyncIterator[Gateway]:
-    config, _ = config_from_document(document(servers, **gateway))
-    gw = Gateway(config)
-    await gw.start()
-    try:
-        yield gw
-    finally:
-        await gw.stop()
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> float:
-    """Poll until `predicate()` holds; returns the seconds it took. Fails the test at `timeout`."""
-    start = time.monotonic()
-    while not predicate():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what} not reached within {timeout} s")
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
 
 
 def text(result: types.CallToolResult | types.InputRequiredResult) -> str:

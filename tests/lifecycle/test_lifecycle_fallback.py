@@ -7,9 +7,11 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from lifecycle.faults import faulty, started_gateway, text, wait_until
+from lifecycle.faults import document, faulty, text
 from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
+from support.gateway import running_gateway
+from support.polling import eventually
 
 
 def pair(**first: object) -> dict[str, object]:
@@ -21,7 +23,7 @@ def pair(**first: object) -> dict[str, object]:
 
 
 async def test_the_next_candidate_answers_when_the_first_crashes_mid_call() -> None:
-    async with started_gateway(pair()) as gw:
+    async with running_gateway(document(pair())) as gw:
         assert [r.upstream.name for r in gw.catalog.tools["echo"].candidates] == ["primary", "backup"]
         first = await gw.call_tool("echo", {"text": "a"})
         assert text(first) == "primary: a" and first.meta == {"nexus/server": "primary"}
@@ -29,24 +31,24 @@ async def test_the_next_candidate_answers_when_the_first_crashes_mid_call() -> N
         with pytest.raises(UnavailableError) as caught:
             await gw.call_tool("crash", {})
         assert caught.value.data["servers_tried"] == ["primary", "backup"]
-        await wait_until(lambda: gw.upstreams["backup"].state == UpstreamState.READY, what="backup back")
+        await eventually(lambda: gw.upstreams["backup"].state == UpstreamState.READY, what="backup back")
         answer = await gw.call_tool("echo", {"text": "b"})
         assert text(answer) == "backup: b" and answer.meta == {"nexus/server": "backup"}
 
 
 async def test_a_stopped_candidate_is_skipped_and_used_again_once_started() -> None:
-    async with started_gateway(pair()) as gw:
+    async with running_gateway(document(pair())) as gw:
         await gw.stop_server("primary")
         answer = await gw.call_tool("echo", {"text": "c"})
         assert text(answer) == "backup: c" and answer.meta == {"nexus/server": "backup"}
         await gw.start_server("primary")
-        await wait_until(lambda: "primary" in [r.upstream.name for r in gw.catalog.tools["echo"].candidates])
+        await eventually(lambda: "primary" in [r.upstream.name for r in gw.catalog.tools["echo"].candidates])
         answer = await gw.call_tool("echo", {"text": "d"})
         assert text(answer) == "primary: d" and answer.meta == {"nexus/server": "primary"}
 
 
 async def test_a_tool_error_is_final_and_not_retried_elsewhere() -> None:
-    async with started_gateway(pair()) as gw:
+    async with running_gateway(document(pair())) as gw:
         result = await gw.call_tool("fail", {})
         assert isinstance(result, types.CallToolResult) and result.is_error
         assert text(result) == "primary: failed on purpose" and result.meta == {"nexus/server": "primary"}
@@ -67,7 +69,7 @@ async def test_a_candidate_that_times_out_hands_the_call_to_the_next() -> None:
             tool_config={"slow": {"timeout": 5}, "hang": {"timeout": 0.3}},
         ),
     }
-    async with started_gateway(servers) as gw:
+    async with running_gateway(document(servers)) as gw:
         # The primary needs 0.6 s but may take 0.3 s: the backup gets the call and answers.
         answer = await gw.call_tool("slow", {"seconds": 0.6})
         assert isinstance(answer, types.CallToolResult) and answer.meta == {"nexus/server": "backup"}
@@ -86,13 +88,13 @@ async def test_an_idempotent_call_is_retried_after_a_transport_failure(tmp_path:
             "only", tool_config={"crash_once": {"idempotent": True}, "crash": {"idempotent": False}}
         )
     }
-    async with started_gateway(servers, retry_backoff=0.5) as gw:
+    async with running_gateway(document(servers, retry_backoff=0.5)) as gw:
         # The first attempt kills the server mid-call; the supervisor restarts it within the
         # backoff and the retry is answered by the new process.
         answer = await gw.call_tool("only.crash_once", {"marker": str(marker)})
         assert text(answer) == "only: survived"
         assert marker.exists()
-        await wait_until(lambda: gw.upstreams["only"].state == UpstreamState.READY, what="restarted")
+        await eventually(lambda: gw.upstreams["only"].state == UpstreamState.READY, what="restarted")
         # Not idempotent: the transport failure reaches the caller at once, no retry.
         with pytest.raises(UnavailableError):
             await gw.call_tool("only.crash", {})

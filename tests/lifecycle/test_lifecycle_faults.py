@@ -8,13 +8,15 @@ import time
 
 import pytest
 
-from lifecycle.faults import faulty, started_gateway, text, wait_until
+from lifecycle.faults import document, faulty, text
 from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
+from support.gateway import running_gateway
+from support.polling import eventually
 
 
 async def test_crash_mid_call_fails_fast_then_the_server_comes_back() -> None:
-    async with started_gateway({"f": faulty("f")}) as gw:
+    async with running_gateway(document({"f": faulty("f")})) as gw:
         upstream = gw.upstreams["f"]
         first_pid = upstream.pid
         started = time.monotonic()
@@ -25,8 +27,8 @@ async def test_crash_mid_call_fails_fast_then_the_server_comes_back() -> None:
         assert caught.value.data["servers_tried"] == ["f"]
         crash = next(c for c in upstream.history if c.to_state == UpstreamState.CRASHED)
         assert crash.from_state == UpstreamState.READY and "code 3" in crash.reason
-        await wait_until(lambda: upstream.pid not in (None, first_pid), what="a new process")
-        await wait_until(lambda: upstream.state == UpstreamState.READY, what="restart")
+        await eventually(lambda: upstream.pid not in (None, first_pid), what="a new process")
+        await eventually(lambda: upstream.state == UpstreamState.READY, what="restart")
         assert text(await gw.call_tool("f.echo", {"text": "again"})) == "f: again"
         restarted = [c for c in upstream.history if c.reason == "restart attempt 1"]
         assert len(restarted) == 1
@@ -34,7 +36,7 @@ async def test_crash_mid_call_fails_fast_then_the_server_comes_back() -> None:
 
 async def test_hang_times_out_at_the_configured_time_and_others_are_not_delayed() -> None:
     servers = {"hangs": faulty("hangs", timeout=0.8), "fine": faulty("fine")}
-    async with started_gateway(servers) as gw:
+    async with running_gateway(document(servers)) as gw:
         hung = asyncio.create_task(gw.call_tool("hangs.hang", {}))
         await asyncio.sleep(0.1)
         started = time.monotonic()
@@ -51,7 +53,7 @@ async def test_hang_times_out_at_the_configured_time_and_others_are_not_delayed(
 
 
 async def test_a_slow_server_does_not_delay_calls_to_others() -> None:
-    async with started_gateway({"slow": faulty("slow"), "fast": faulty("fast")}) as gw:
+    async with running_gateway(document({"slow": faulty("slow"), "fast": faulty("fast")})) as gw:
         slow_calls = [asyncio.create_task(gw.call_tool("slow.slow", {"seconds": 1.5})) for _ in range(3)]
         await asyncio.sleep(0.05)
         started = time.monotonic()
@@ -65,7 +67,7 @@ async def test_garbage_on_stdout_is_tolerated_and_a_garbage_answer_times_out(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, "mcp_nexus.upstream")
-    async with started_gateway({"g": faulty("g", "--garbage-on-start", timeout=0.6)}) as gw:
+    async with running_gateway(document({"g": faulty("g", "--garbage-on-start", timeout=0.6)})) as gw:
         upstream = gw.upstreams["g"]
         assert upstream.state == UpstreamState.READY  # noise before initialize did not stop it
         assert text(await gw.call_tool("g.garbage", {"lines": 5})) == "g: wrote 5 garbage lines"
@@ -78,15 +80,17 @@ async def test_garbage_on_stdout_is_tolerated_and_a_garbage_answer_times_out(
 
 async def test_exit_during_initialize_is_an_error_naming_the_exit_and_is_given_up() -> None:
     restart = {"backoff_min": 0.05, "backoff_max": 0.1, "max_attempts": 3, "reset_after": 5}
-    async with started_gateway(
-        {"dies": faulty("dies", "--exit-during-initialize", "4", restart=restart), "fine": faulty("fine")}
+    async with running_gateway(
+        document(
+            {"dies": faulty("dies", "--exit-during-initialize", "4", restart=restart), "fine": faulty("fine")}
+        )
     ) as gw:
         upstream = gw.upstreams["dies"]
         assert upstream.state == UpstreamState.ERROR
         assert upstream.last_error is not None and "code 4" in upstream.last_error
         assert "dying during initialize" in upstream.last_error
         supervisor = gw.supervisors["dies"]
-        await wait_until(lambda: supervisor.gave_up, what="giving up")
+        await eventually(lambda: supervisor.gave_up, what="giving up")
         assert upstream.state == UpstreamState.ERROR
         assert upstream.last_error.startswith("gave up after 3 restart attempts: process exited with code 4")
         attempts = [c for c in upstream.history if c.reason.startswith("restart attempt")]
@@ -98,9 +102,9 @@ async def test_exit_during_initialize_is_an_error_naming_the_exit_and_is_given_u
 async def test_crash_loop_after_ready_is_given_up_with_the_last_error(tmp_path: object) -> None:
     restart = {"backoff_min": 0.05, "backoff_max": 0.2, "max_attempts": 4, "reset_after": 30}
     server = faulty("loops", "--crash-after", "0.15", restart=restart)
-    async with started_gateway({"loops": server}) as gw:
+    async with running_gateway(document({"loops": server})) as gw:
         upstream, supervisor = gw.upstreams["loops"], gw.supervisors["loops"]
-        await wait_until(lambda: supervisor.gave_up, timeout=15, what="giving up")
+        await eventually(lambda: supervisor.gave_up, timeout=15, what="giving up")
         assert upstream.state == UpstreamState.ERROR
         assert upstream.last_error is not None
         assert "gave up after 4 restart attempts" in upstream.last_error
@@ -115,8 +119,8 @@ async def test_stderr_noise_is_logged_per_line_and_does_not_disturb_calls(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, "mcp_nexus.upstream.stderr")
-    async with started_gateway({"n": faulty("n", "--stderr-noise", "50")}) as gw:
+    async with running_gateway(document({"n": faulty("n", "--stderr-noise", "50")})) as gw:
         assert text(await gw.call_tool("n.noise", {"lines": 2000})) == "n: noisy"
         assert text(await gw.call_tool("n.echo", {"text": "x"})) == "n: x"
-        await wait_until(lambda: "noise line 1999" in caplog.text, what="stderr lines logged")
+        await eventually(lambda: "noise line 1999" in caplog.text, what="stderr lines logged")
         assert "[n] startup noise 49" in caplog.text

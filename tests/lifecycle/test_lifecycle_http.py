@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from lifecycle.faults import started_gateway, text, wait_until
+from lifecycle.faults import document, text
 from mcp_nexus.upstream.state import UpstreamState
+from support.gateway import running_gateway
+from support.polling import eventually
 from support.processes import NODE_BIN, child_env, free_port, require, running, wait_for_port
 
 RECONNECT = {"backoff_min": 0.2, "backoff_max": 0.5, "max_attempts": 0, "reset_after": 5}
@@ -48,18 +50,18 @@ async def test_http_upstream_going_away_and_coming_back_is_reconnected(kind: str
     tool, arguments, expected = probe_call(kind)
     with ExitStack() as first_server:
         first_server.enter_context(http_server(kind, port))
-        async with started_gateway({"web": server}) as gw:
+        async with running_gateway(document({"web": server})) as gw:
             upstream = gw.upstreams["web"]
             assert upstream.state == UpstreamState.READY, upstream.last_error
             assert text(await gw.call_tool(tool, arguments)) == expected
             first_server.close()  # the server goes away
             lost = (UpstreamState.CRASHED, UpstreamState.ERROR)
-            await wait_until(lambda: upstream.state in lost, what="the loss noticed")
-            await wait_until(lambda: tool not in gw.catalog.tools, what="tools removed")
+            await eventually(lambda: upstream.state in lost, what="the loss noticed")
+            await eventually(lambda: tool not in gw.catalog.tools, what="tools removed")
             await asyncio.sleep(0.6)  # a few failed attempts while it is away
             assert upstream.state != UpstreamState.READY and tool not in gw.catalog.tools
             with http_server(kind, port):  # ... and comes back on the same address
-                await wait_until(lambda: upstream.state == UpstreamState.READY, timeout=15, what="reconnect")
-                await wait_until(lambda: tool in gw.catalog.tools, what="tools back")
+                await eventually(lambda: upstream.state == UpstreamState.READY, timeout=15, what="reconnect")
+                await eventually(lambda: tool in gw.catalog.tools, what="tools back")
                 assert text(await gw.call_tool(tool, arguments)) == expected
             assert any(c.reason.startswith("reconnect attempt") for c in upstream.history)

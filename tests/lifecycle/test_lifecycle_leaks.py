@@ -7,15 +7,17 @@ import time
 
 import pytest
 
-from lifecycle.faults import faulty, live_children, open_fds, started_gateway, text, wait_until
+from lifecycle.faults import document, faulty, live_children, open_fds, text
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.errors import UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
+from support.gateway import running_gateway
+from support.polling import eventually
 
 
 async def test_a_hundred_restarts_leak_nothing() -> None:
     quick = {"backoff_min": 0.01, "backoff_max": 0.05, "max_attempts": 3, "reset_after": 0}
-    async with started_gateway({"f": faulty("f", restart=quick), "other": faulty("other")}) as gw:
+    async with running_gateway(document({"f": faulty("f", restart=quick), "other": faulty("other")})) as gw:
         assert len(live_children()) == 2
         fds, threads = open_fds(), threading.active_count()
         pids = set()
@@ -25,16 +27,16 @@ async def test_a_hundred_restarts_leak_nothing() -> None:
                 await gw.restart_server("f")
             else:  # half of them the hard way: the process dies and the supervisor brings it back
                 await _crash(gw)
-                await wait_until(lambda: gw.upstreams["f"].state == UpstreamState.READY, what=f"restart {i}")
+                await eventually(lambda: gw.upstreams["f"].state == UpstreamState.READY, what=f"restart {i}")
             pids.add(gw.upstreams["f"].pid)
         elapsed = time.monotonic() - started
         assert len(pids) == 100  # every restart really was a new process
         assert text(await gw.call_tool("f.echo", {"text": "still"})) == "f: still"
-        await wait_until(lambda: len(live_children()) == 2, what="children back to 2")
-        await wait_until(lambda: open_fds() <= fds, what=f"fds back to {fds} (now {open_fds()})")
-        await wait_until(lambda: threading.active_count() <= threads, what="stderr threads ended")
+        await eventually(lambda: len(live_children()) == 2, what="children back to 2")
+        await eventually(lambda: open_fds() <= fds, what=f"fds back to {fds} (now {open_fds()})")
+        await eventually(lambda: threading.active_count() <= threads, what="stderr threads ended")
         print(f"100 restarts in {elapsed:.1f} s")
-    await wait_until(lambda: not live_children(), what="no children after stop")
+    await eventually(lambda: not live_children(), what="no children after stop")
 
 
 async def _crash(gw: Gateway) -> None:

@@ -15,6 +15,7 @@ import httpx2
 import psutil
 
 from lifecycle.faults import document, faulty
+from support.polling import eventually_sync
 from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http
 
 TOKEN = "lifecycle-token"
@@ -24,7 +25,17 @@ def start_serve(tmp_path: Path, servers: dict[str, Any], **gateway: Any) -> tupl
     port = free_port()
     path = tmp_path / "nexus.json"
     path.write_text(json.dumps(document(servers, **gateway)))
-    args = [str(VENV_BIN / "nexus"), "serve", "--wait-ready", "--config", str(path), "--port", str(port), "--token", TOKEN]
+    args = [
+        str(VENV_BIN / "nexus"),
+        "serve",
+        "--wait-ready",
+        "--config",
+        str(path),
+        "--port",
+        str(port),
+        "--token",
+        TOKEN,
+    ]
     return path, args, port
 
 
@@ -45,14 +56,6 @@ def cli(port: int, *args: str) -> subprocess.CompletedProcess[str]:
 
 def servers(port: int) -> dict[str, dict[str, Any]]:
     return {row["name"]: row for row in api(port, "GET", "/api/servers").json()["servers"]}
-
-
-def wait_for(predicate: Any, timeout: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached within {timeout} s")
-        time.sleep(0.05)
 
 
 def test_admin_api_and_cli_control_a_running_gateway(tmp_path: Path) -> None:
@@ -93,7 +96,11 @@ def test_admin_api_and_cli_control_a_running_gateway(tmp_path: Path) -> None:
         assert "READY" in rows["a"] and "READY" in rows["b"]
 
         config.write_text(json.dumps(document({"a": faulty("a"), "b": faulty("b"), "c": faulty("c")})))
-        wait_for(lambda: servers(port).get("c", {}).get("state") == "READY", what="c added by the watcher")
+        eventually_sync(
+            lambda: servers(port).get("c", {}).get("state") == "READY",
+            timeout=15,
+            what="c added by the watcher",
+        )
         reloaded = cli(port, "reload")
         assert reloaded.returncode == 0 and "nothing changed" in reloaded.stdout
         config.write_text("{broken")
@@ -123,7 +130,11 @@ def test_sigterm_lets_calls_in_flight_finish_and_leaves_nothing_running(tmp_path
         callers = [threading.Thread(target=slow_call, args=(name,)) for name in ("a", "b", "a")]
         for thread in callers:
             thread.start()
-        wait_for(lambda: api(port, "GET", "/api/servers").json()["in_flight"] == 3, what="3 calls in flight")
+        eventually_sync(
+            lambda: api(port, "GET", "/api/servers").json()["in_flight"] == 3,
+            timeout=15,
+            what="3 calls in flight",
+        )
         signalled = time.monotonic()
         os.kill(proc.pid, signal.SIGTERM)
         time.sleep(0.3)
@@ -136,7 +147,9 @@ def test_sigterm_lets_calls_in_flight_finish_and_leaves_nothing_running(tmp_path
         code = proc.wait(timeout=10)
         assert code == 0, proc.stderr.read().decode() if proc.stderr else ""
         assert time.monotonic() - signalled < 5
-        wait_for(lambda: not any(psutil.pid_exists(pid) for pid in children), timeout=5, what="children gone")
+        eventually_sync(
+            lambda: not any(psutil.pid_exists(pid) for pid in children), timeout=5, what="children gone"
+        )
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

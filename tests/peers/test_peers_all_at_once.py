@@ -99,7 +99,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         config_path = tmp / "nexus.json"
         config_path.write_text(json.dumps(config))
         proc = stack.enter_context(
-            running([str(VENV_BIN / "nexus"), "serve", "--wait-ready", "-c", str(config_path)], log=tmp / "gateway.log")
+            running(
+                [str(VENV_BIN / "nexus"), "serve", "--wait-ready", "-c", str(config_path)],
+                log=tmp / "gateway.log",
+            )
         )
         wait_for_http(f"http://127.0.0.1:{gateway_port}/healthz", timeout=60, proc=proc)
         yield {

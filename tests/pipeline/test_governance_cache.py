@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 from mcp_nexus.cache_cli import app as cache_cli
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.pipeline.call import Caller
-from support.governance_gateway import document, embedded, started, stdio, text
+from support.gateway import running_gateway
+from support.governance_gateway import document, embedded, stdio, text
+from support.polling import eventually
 
 
 def cached_servers() -> dict[str, object]:
@@ -32,7 +34,7 @@ def cached_servers() -> dict[str, object]:
 
 
 async def test_ttl_levels_hits_misses_and_counters(tmp_path: Path) -> None:
-    async with started(document(tmp_path, cached_servers())) as gw:
+    async with running_gateway(document(tmp_path, cached_servers())) as gw:
         first = await gw.call_tool("gov.stamp", {"key": "k"})
         again = await gw.call_tool("gov.stamp", {"key": "k"})
         other = await gw.call_tool("gov.stamp", {"key": "other"})
@@ -53,7 +55,7 @@ async def test_ttl_levels_hits_misses_and_counters(tmp_path: Path) -> None:
 
 
 async def test_argument_order_shares_an_entry_and_collisions_do_not(tmp_path: Path) -> None:
-    async with started(document(tmp_path, cached_servers())) as gw:
+    async with running_gateway(document(tmp_path, cached_servers())) as gw:
         ab = await gw.call_tool("gov.stamp_args", {"a": "1", "b": "2"})
         ba = await gw.call_tool("gov.stamp_args", {"b": "2", "a": "1"})
         assert text(ab) == text(ba) == "gov:a=1:b=2:1"
@@ -63,7 +65,7 @@ async def test_argument_order_shares_an_entry_and_collisions_do_not(tmp_path: Pa
 
 
 async def test_error_results_are_never_cached(tmp_path: Path) -> None:
-    async with started(document(tmp_path, cached_servers())) as gw:
+    async with running_gateway(document(tmp_path, cached_servers())) as gw:
         for _ in range(3):
             result = await gw.call_tool("gov.fail", {"reason": "nope"})
             assert result.is_error and "nope" in text(result)
@@ -73,7 +75,7 @@ async def test_error_results_are_never_cached(tmp_path: Path) -> None:
 
 async def test_identical_calls_in_flight_make_one_upstream_call(tmp_path: Path) -> None:
     servers = {"gov": embedded(cache_ttl=60, rate_limit=None)}
-    async with started(document(tmp_path, servers)) as gw:
+    async with running_gateway(document(tmp_path, servers)) as gw:
         results = await asyncio.gather(
             *(gw.call_tool("gov.slow_stamp", {"key": "same", "delay": 0.3}) for _ in range(5)),
             gw.call_tool("gov.slow_stamp", {"key": "different", "delay": 0.3}),
@@ -87,7 +89,7 @@ async def test_identical_calls_in_flight_make_one_upstream_call(tmp_path: Path) 
 
 async def test_cache_is_shared_across_frontends_and_bounded(tmp_path: Path) -> None:
     doc = document(tmp_path, {"gov": embedded(cache_ttl=60, rate_limit=None)}, cache_max_entries=3)
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         await gw.call_tool("gov.stamp", {"key": "shared"}, caller=Caller("http"))
         hit = await gw.call_tool("gov.stamp", {"key": "shared"}, caller=Caller("stdio"))
         assert hit.meta and hit.meta["nexus/cache"] == "hit"
@@ -99,16 +101,16 @@ async def test_cache_is_shared_across_frontends_and_bounded(tmp_path: Path) -> N
 
 async def test_server_restart_invalidates_its_entries(tmp_path: Path) -> None:
     servers = {"gov": stdio("gov", cache_ttl=60, rate_limit=None), "keep": embedded("keep", cache_ttl=60)}
-    async with started(document(tmp_path, servers)) as gw:
+    async with running_gateway(document(tmp_path, servers)) as gw:
         assert text(await gw.call_tool("gov.stamp", {"key": "k"})) == "gov:k:1"
         assert text(await gw.call_tool("keep.stamp", {"key": "k"})) == "keep:k:1"
         upstream = gw.upstreams["gov"]
         await upstream.stop()
         await upstream.start()
-        for _ in range(100):  # the catalog is rebuilt on the next loop turn
-            if "gov.stamp" in gw.catalog.tools:
-                break
-            await asyncio.sleep(0.02)
+        # the catalog is rebuilt on the next loop turn
+        await eventually(
+            lambda: "gov.stamp" in gw.catalog.tools, timeout=5, what="gov.stamp back in the catalog"
+        )
         # a fresh process counts from 1 again: the old answer was not served
         assert text(await gw.call_tool("gov.stamp", {"key": "k"})) == "gov:k:1"
         assert gw.governance.cache.counters["gov.stamp"].misses == 2
@@ -119,7 +121,7 @@ async def test_server_restart_invalidates_its_entries(tmp_path: Path) -> None:
 async def test_admin_endpoint_and_cli_clear_the_cache(tmp_path: Path, unused_tcp_port: int) -> None:
     import uvicorn
 
-    async with started(document(tmp_path, {"gov": embedded(cache_ttl=60, rate_limit=None)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(cache_ttl=60, rate_limit=None)})) as gw:
         for key in ("a", "b"):
             await gw.call_tool("gov.stamp", {"key": key})
         await gw.call_tool("gov.stamp_args", {"a": "x"})
@@ -136,8 +138,7 @@ async def test_admin_endpoint_and_cli_clear_the_cache(tmp_path: Path, unused_tcp
         )
         serving = asyncio.create_task(server.serve())
         try:
-            while not server.started:
-                await asyncio.sleep(0.02)
+            await eventually(lambda: server.started, what="the admin app serving")
             url = f"http://127.0.0.1:{unused_tcp_port}"
             outcome = await asyncio.to_thread(
                 CliRunner().invoke, cache_cli, ["clear", "gov.stamp", "--url", url, "--token", "t"]
@@ -171,13 +172,13 @@ async def test_config_reload_invalidates_the_changed_servers_entries(tmp_path: P
             tmp_path, {"gov": embedded(cache_ttl=gov_ttl), "keep": embedded("keep", cache_ttl=60)}
         )
 
-    async with started(doc(60)) as gw:
+    async with running_gateway(doc(60)) as gw:
         await gw.call_tool("gov.stamp", {"key": "k"})
         await gw.call_tool("keep.stamp", {"key": "k"})
         new, _ = config_from_document(doc(120))
         await gw.reload(new)
-        for _ in range(50):  # the clearing runs as a task right after the reload
-            await asyncio.sleep(0.01)
+        # the clearing runs as a task right after the reload
+        await eventually(lambda: gw.governance.cache.store.stats().entries == 1, what="gov's entries cleared")
         assert text(await gw.call_tool("gov.stamp", {"key": "k"})) == "gov:k:2"  # called again
         hit = await gw.call_tool("keep.stamp", {"key": "k"})
         assert hit.meta and hit.meta["nexus/cache"] == "hit"

@@ -13,8 +13,10 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.pipeline.errors import InvalidArgumentsError, ToolTimeoutError, UnknownToolError
-from support.governance_gateway import counts, document, embedded, started, stdio, text
+from support.gateway import running_gateway
+from support.governance_gateway import counts, document, embedded, stdio, text
 from support.governance_server import SLEEP_EVENTS
+from support.polling import eventually
 
 
 def servers(instance: str) -> dict[str, object]:
@@ -33,7 +35,7 @@ def servers(instance: str) -> dict[str, object]:
 
 
 async def test_timeout_is_32001_and_cancels_the_upstream_call(tmp_path: Path) -> None:
-    async with started(document(tmp_path, servers("timeouts"))) as gw:
+    async with running_gateway(document(tmp_path, servers("timeouts"))) as gw:
         async with Client(McpFrontend(gw, "test").server, mode="legacy") as client:
             started_at = asyncio.get_running_loop().time()
             with pytest.raises(MCPError) as caught:
@@ -44,15 +46,14 @@ async def test_timeout_is_32001_and_cancels_the_upstream_call(tmp_path: Path) ->
         data = error.data or {}
         assert data["category"] == "network/timeout" and data["method"] == "tools/call"
         assert "original_error" in data and datetime.fromisoformat(data["timestamp"])
-        for _ in range(50):
-            if "cancelled" in SLEEP_EVENTS["timeouts"]:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(
+            lambda: "cancelled" in SLEEP_EVENTS["timeouts"], timeout=5, what="the upstream sleep cancelled"
+        )
         assert SLEEP_EVENTS["timeouts"] == ["started", "cancelled"]
 
 
 async def test_idempotent_tools_are_retried_with_backoff(tmp_path: Path) -> None:
-    async with started(document(tmp_path, servers("retries"), retry_backoff=0.05)) as gw:
+    async with running_gateway(document(tmp_path, servers("retries"), retry_backoff=0.05)) as gw:
         result = await gw.call_tool("gov.slow_first", {"key": "a", "delay": 3})
         assert text(result) == "attempt 2"  # the first attempt timed out, the retry answered
         # not marked idempotent: tried once, the timeout reaches the caller
@@ -78,7 +79,7 @@ async def test_retries_are_bounded_and_config_can_mark_idempotent(tmp_path: Path
         },
         retry_backoff=0.05,
     )
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         assert text(await gw.call_tool("gov.slow_first_unsafe", {"key": "b", "delay": 3})) == "attempt 2"
         with pytest.raises(ToolTimeoutError):  # the config's "false" beats the tool's own hint
             await gw.call_tool("gov.slow_first", {"key": "b", "delay": 3})
@@ -101,7 +102,7 @@ async def test_stdio_retries_stop_after_the_configured_count(tmp_path: Path) -> 
         },
         retry_backoff=0.05,
     )
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         with pytest.raises(ToolTimeoutError) as caught:
             await gw.call_tool("gov.sleep", {"seconds": 2})
         assert caught.value.code == -32001 and caught.value.data["attempts"] == 3
@@ -110,7 +111,7 @@ async def test_stdio_retries_stop_after_the_configured_count(tmp_path: Path) -> 
 
 
 async def test_arguments_are_validated_before_the_upstream_call(tmp_path: Path) -> None:
-    async with started(document(tmp_path, servers("validation"))) as gw:
+    async with running_gateway(document(tmp_path, servers("validation"))) as gw:
         with pytest.raises(InvalidArgumentsError) as caught:
             await gw.call_tool("gov.big_list", {"items": "many"})
         error = caught.value
@@ -128,7 +129,7 @@ async def test_arguments_are_validated_before_the_upstream_call(tmp_path: Path) 
 
 
 async def test_unknown_tool_is_classified_with_full_error_data(tmp_path: Path) -> None:
-    async with started(document(tmp_path, servers("unknown"))) as gw:
+    async with running_gateway(document(tmp_path, servers("unknown"))) as gw:
         with pytest.raises(UnknownToolError) as caught:
             await gw.call_tool("gov.nothing", {})
         data = caught.value.data
@@ -143,7 +144,7 @@ async def test_unknown_tool_in_tool_config_is_a_clear_warning(
     doc = document(
         tmp_path, {"gov": embedded(tool_config={"stampp": {"cache_ttl": 5}, "stamp": {"cache_ttl": 5}})}
     )
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert len(warnings) == 1, warnings
         assert "servers.gov.tool_config.stampp" in warnings[0] and "server 'gov' does not have" in warnings[0]

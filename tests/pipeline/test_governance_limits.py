@@ -6,13 +6,14 @@ import re
 from pathlib import Path
 
 from mcp_nexus.pipeline.call import Caller
-from support.governance_gateway import document, embedded, started, text
+from support.gateway import running_gateway
+from support.governance_gateway import document, embedded, text
 
 XIAOZHI = Caller("xiaozhi", "xz-mcp-broker")
 
 
 async def test_xiaozhi_gets_an_offload_preview_within_1024_bytes(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
         # 2-5 KB: under the offload threshold, over Xiaozhi's limit: offloaded for Xiaozhi only
         medium = await gw.call_tool("gov.big_list", {"items": 60}, caller=XIAOZHI)
         answer = text(medium)
@@ -30,7 +31,7 @@ async def test_cut_at_a_character_boundary_when_offload_is_off(tmp_path: Path) -
     doc = document(
         tmp_path, {"gov": embedded(rate_limit=None)}, offload_threshold=None, result_limits={"http": 300}
     )
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         result = await gw.call_tool("gov.wide_text", {"chars": 2000}, caller=XIAOZHI)
         answer = text(result)
         assert len(answer.encode()) <= 1024
@@ -67,7 +68,7 @@ async def test_tool_limit_lowers_but_never_raises_a_frontend_limit(tmp_path: Pat
             tool_config={"big_text": {"max_result_bytes": 200}, "wide_text": {"max_result_bytes": 100_000}},
         )
     }
-    async with started(document(tmp_path, servers)) as gw:
+    async with running_gateway(document(tmp_path, servers)) as gw:
         assert (
             len(text(await gw.call_tool("gov.big_text", {"lines": 50}, caller=Caller("api"))).encode()) <= 200
         )

@@ -12,7 +12,8 @@ from mcp import Client
 
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.pipeline.call import Caller
-from support.governance_gateway import counts, document, embedded, started, stdio, text
+from support.gateway import running_gateway
+from support.governance_gateway import counts, document, embedded, stdio, text
 
 ALERT = re.compile(
     r"^SYSTEM_ALERT: Data too large \((\d+) bytes\)\. Saved to file (tool_output_[0-9a-f]{32}\.json)\. "
@@ -29,7 +30,7 @@ def servers() -> dict[str, object]:
 
 async def test_large_list_is_offloaded_with_a_preview(tmp_path: Path) -> None:
     offload_dir = tmp_path / "data"
-    async with started(document(offload_dir, servers())) as gw:
+    async with running_gateway(document(offload_dir, servers())) as gw:
         async with Client(McpFrontend(gw, "test").server, mode="legacy") as client:
             result = await client.call_tool("gov.big_list", {"items": 400})
         answer = text(result)
@@ -48,7 +49,7 @@ async def test_large_list_is_offloaded_with_a_preview(tmp_path: Path) -> None:
 
 
 async def test_object_and_text_previews_and_per_level_thresholds(tmp_path: Path) -> None:
-    async with started(document(tmp_path, servers())) as gw:
+    async with running_gateway(document(tmp_path, servers())) as gw:
         obj = text(await gw.call_tool("gov.big_object", {"keys": 200}))
         assert ALERT.match(obj) and "a JSON object with 200 keys" in obj
         assert (
@@ -64,7 +65,7 @@ async def test_object_and_text_previews_and_per_level_thresholds(tmp_path: Path)
 
 
 async def test_python_sandbox_reads_the_offloaded_file(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers())) as gw:
+    async with running_gateway(document(tmp_path / "data", servers())) as gw:
         listed = {t.name: t for t in gw.catalog.tool_list}
         assert "python_sandbox" in listed and "/data" in (listed["python_sandbox"].description or "")
         match = ALERT.match(text(await gw.call_tool("gov.big_list", {"items": 500})))
@@ -88,7 +89,7 @@ async def test_sandbox_missing_keeps_the_tool_listed_with_a_clear_error(
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     monkeypatch.setenv("PATH", str(empty_bin))  # no bwrap to be found
-    async with started(document(tmp_path / "data", servers())) as gw:
+    async with running_gateway(document(tmp_path / "data", servers())) as gw:
         assert "python_sandbox" in gw.catalog.tools
         result = await gw.call_tool("python_sandbox", {"code": "print(1)"})
         assert result.is_error
@@ -98,7 +99,9 @@ async def test_sandbox_missing_keeps_the_tool_listed_with_a_clear_error(
 
 
 async def test_offload_off_everywhere_lists_no_sandbox(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)}, offload_threshold=None)) as gw:
+    async with running_gateway(
+        document(tmp_path, {"gov": embedded(rate_limit=None)}, offload_threshold=None)
+    ) as gw:
         assert "python_sandbox" not in gw.catalog.tools
         assert gw.governance.offloader is None
         assert text(await gw.call_tool("gov.big_list", {"items": 400})).startswith("[")
@@ -108,7 +111,7 @@ async def test_offload_off_everywhere_lists_no_sandbox(tmp_path: Path) -> None:
 async def test_unwritable_folder_passes_the_full_result_through(tmp_path: Path) -> None:
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("x")
-    async with started(document(blocker / "offload", servers())) as gw:
+    async with running_gateway(document(blocker / "offload", servers())) as gw:
         result = await gw.call_tool("gov.big_list", {"items": 400})
         assert len(json.loads(text(result))) == 400  # no data lost
         assert result.meta and "cannot write to the offload folder" in result.meta["nexus/offloadError"]
@@ -119,7 +122,7 @@ async def test_unwritable_folder_passes_the_full_result_through(tmp_path: Path) 
 
 async def test_cached_offload_survives_only_while_its_file_exists(tmp_path: Path) -> None:
     doc = document(tmp_path, {"gov": stdio("gov", rate_limit=None, cache_ttl=60)})
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         first = text(await gw.call_tool("gov.big_list", {"items": 400}))
         again = text(await gw.call_tool("gov.big_list", {"items": 400}))
         assert first == again
@@ -140,7 +143,7 @@ async def test_replaced_results_of_tools_with_an_output_schema_are_flagged(
     if frontend_limit:  # no offload, only the frontend's size limit cuts the text
         doc["servers"]["gov"]["offload_threshold"] = None  # type: ignore[index]
         doc["gateway"]["result_limits"] = {"test": 300}  # type: ignore[index]
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         assert gw.catalog.tools["gov.big_structured"].tool.output_schema is not None
         async with Client(McpFrontend(gw, "test").server, mode="legacy") as client:
             small = await client.call_tool("gov.big_structured", {"items": 2})

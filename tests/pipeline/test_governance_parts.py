@@ -1,4 +1,7 @@
-"""The governance building blocks on their own: keys, store, previews, folder, policies, config errors."""
+"""The governance building blocks on their own: keys, previews, folder, policies, config errors.
+
+The cache store has its own tests in tests/stores.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,6 @@ from mcp_nexus.config.load import config_from_document
 from mcp_nexus.pipeline.cache_key import cache_key, canonical_json
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.preview import render, scan_shape, utf8_cut
-from mcp_nexus.stores.memory_cache import MemoryCacheStore
 
 
 def test_cache_key_ignores_key_order_and_nesting_order() -> None:
@@ -47,32 +49,6 @@ def test_canonical_json_refuses_what_json_cannot_say() -> None:
         canonical_json({"x": float("nan")})
     with pytest.raises(TypeError):
         canonical_json({"x": object()})
-
-
-async def test_memory_store_expires_and_evicts_least_recently_used() -> None:
-    store = MemoryCacheStore(max_entries=2, max_bytes=100)
-    assert await store.set("a", "A", ttl=60, size=10, tool="t1", server="s1")
-    assert await store.set("b", "B", ttl=60, size=10, tool="t2", server="s1")
-    assert await store.get("a") == "A"  # a is now the most recent
-    await store.set("c", "C", ttl=60, size=10, tool="t2", server="s2")
-    assert await store.get("b") is None and await store.get("a") == "A"  # b was evicted
-    assert store.stats().evictions == 1
-    # byte bound: a value that can never fit is refused, one that fits evicts the oldest
-    assert not await store.set("huge", "H", ttl=60, size=101, tool="t", server=None)
-    await store.set("d", "D", ttl=60, size=95, tool="t3", server="s2")
-    assert store.stats().bytes <= 100 and await store.get("d") == "D"
-    await store.set("short", "S", ttl=0.05, size=1, tool="t", server=None)
-    time.sleep(0.1)
-    assert await store.get("short") is None
-
-
-async def test_memory_store_clears_by_tool_and_server() -> None:
-    store = MemoryCacheStore()
-    for key, tool, server in [("1", "a", "s1"), ("2", "b", "s1"), ("3", "b", "s2")]:
-        await store.set(key, key, ttl=60, size=1, tool=tool, server=server)
-    assert await store.clear(tool="b") == 2
-    assert await store.clear(server="s1") == 1
-    assert store.stats().entries == 0
 
 
 def test_list_preview_has_length_and_two_trimmed_items() -> None:

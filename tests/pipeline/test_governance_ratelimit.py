@@ -11,7 +11,8 @@ from mcp import Client
 
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.pipeline.call import Caller
-from support.governance_gateway import counts, document, embedded, started, text
+from support.gateway import running_gateway
+from support.governance_gateway import counts, document, embedded, text
 
 ALERT = re.compile(
     r"^SYSTEM_ALERT: Rate limit reached for (tool|server|caller) (\S+) \((.+?)\)\. "
@@ -20,7 +21,7 @@ ALERT = re.compile(
 
 
 async def test_default_is_five_per_second_per_tool_through_a_client(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded()})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded()})) as gw:
         async with Client(McpFrontend(gw, "test").server, mode="legacy") as client:
             results = [await client.call_tool("gov.stamp", {"key": str(i)}) for i in range(7)]
             other_tool = await client.call_tool("gov.stamp_args", {"a": "x"})
@@ -37,7 +38,7 @@ async def test_default_is_five_per_second_per_tool_through_a_client(tmp_path: Pa
 
 async def test_cache_hits_do_not_count(tmp_path: Path) -> None:
     servers = {"gov": embedded(tool_config={"stamp": {"cache_ttl": 60, "rate_limit": "2/minute"}})}
-    async with started(document(tmp_path, servers)) as gw:
+    async with running_gateway(document(tmp_path, servers)) as gw:
         answers = [await gw.call_tool("gov.stamp", {"key": "same"}) for _ in range(10)]
         assert not any(r.is_error for r in answers)
         assert not (await gw.call_tool("gov.stamp", {"key": "second"})).is_error
@@ -51,7 +52,7 @@ async def test_server_and_caller_limits(tmp_path: Path) -> None:
         "gov": embedded(rate_limit=None, server_rate_limit="3/minute"),
         "free": embedded("free", rate_limit=None),
     }
-    async with started(document(tmp_path, servers, caller_rate_limit="4/minute")) as gw:
+    async with running_gateway(document(tmp_path, servers, caller_rate_limit="4/minute")) as gw:
         tools = ["gov.stamp", "gov.stamp_args", "gov.big_text"]
         args = [{"key": "k"}, {"a": "a"}, {"lines": 1}]
         assert not any([(await gw.call_tool(t, a)).is_error for t, a in zip(tools, args, strict=True)])

@@ -10,7 +10,8 @@ from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView
 from mcp_nexus.pipeline.call import Caller
 from support.fake_xiaozhi import FakeXiaozhiEndpoint
-from support.governance_gateway import document, embedded, started, text
+from support.gateway import running_gateway
+from support.governance_gateway import document, embedded, text
 from xiaozhi.stack import running_bridge, text_of
 
 # The seed's alert, with the size and the file it was saved to.
@@ -36,7 +37,7 @@ async def big(gw: object, caller: Caller) -> str:
 
 
 async def test_the_alert_follows_what_the_caller_sees(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
         assert VISIBLE.match(await big(gw, Caller("http", "a")))
         renamed = await big(gw, Caller("http", "b", sees=lambda name: f"gw_{name}"))
         assert "Use gw_python_sandbox to read and filter." in renamed.split("\n")[0]
@@ -46,7 +47,7 @@ async def test_the_alert_follows_what_the_caller_sees(tmp_path: Path) -> None:
 
 
 async def test_a_xiaozhi_filter_hiding_the_sandbox_changes_the_alert(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
         view = ToolView(gw.catalog, ToolFilter(deny=["python_sandbox"]), map_names=True)
         answer = await big(gw, Caller("xiaozhi", "dev", sees=view.name_for))
         assert HIDDEN.match(answer) and len(answer.encode()) <= 1024  # still within Xiaozhi's limit
@@ -55,7 +56,7 @@ async def test_a_xiaozhi_filter_hiding_the_sandbox_changes_the_alert(tmp_path: P
 
 
 async def test_a_cached_alert_is_reworded_for_each_caller(tmp_path: Path) -> None:
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None, cache_ttl=60)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(rate_limit=None, cache_ttl=60)})) as gw:
         first = VISIBLE.match(await big(gw, Caller("http", "a")))
         hidden = HIDDEN.match(await big(gw, Caller("http", "c", sees=hides_the_sandbox)))
         again = VISIBLE.match(await big(gw, Caller("http", "a")))
@@ -67,7 +68,7 @@ async def test_a_cached_alert_is_reworded_for_each_caller(tmp_path: Path) -> Non
 
 async def test_through_the_xiaozhi_bridge(tmp_path: Path) -> None:
     """The bridge's own tool filter decides: the endpoint that cannot call python_sandbox is not told to."""
-    async with started(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
+    async with running_gateway(document(tmp_path, {"gov": embedded(rate_limit=None)})) as gw:
         for tools, expected in (
             ({"deny": ["python_sandbox"]}, HIDDEN),
             ({"allow": ["gov.*", "python_sandbox"]}, VISIBLE),

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 from mcp_nexus.pipeline.call import Caller
-from support.governance_gateway import document, embedded, started, text
+from support.gateway import running_gateway
+from support.governance_gateway import document, embedded, text
 
 ALICE = Caller("http", "alice")
 BOB = Caller("http", "bob")
@@ -39,7 +40,7 @@ async def sandbox(gw: object, caller: Caller, code: str, files: list[str] | None
 
 
 async def test_a_path_or_bare_name_in_the_code_is_enough(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         name = await offload(gw, ALICE)
         for code in (
             f"import json\nrows = json.load(open('/data/{name}'))\nprint(len(rows))",
@@ -52,7 +53,7 @@ async def test_a_path_or_bare_name_in_the_code_is_enough(tmp_path: Path) -> None
 
 
 async def test_several_names_in_the_code_mount_them_all(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         first, second = await offload(gw, ALICE, 300), await offload(gw, ALICE, 500)
         code = (
             f"a, b = '/data/{first}', '/data/{second}'\n"
@@ -64,7 +65,7 @@ async def test_several_names_in_the_code_mount_them_all(tmp_path: Path) -> None:
 
 
 async def test_data_without_any_name_says_exactly_what_to_pass(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         failed, answer = await sandbox(gw, ALICE, "print(len(data))")
         assert failed
         assert "no file was given" in answer and 'files: ["tool_output_<uuid>.json"]' in answer
@@ -84,7 +85,7 @@ async def test_data_without_any_name_says_exactly_what_to_pass(tmp_path: Path) -
 
 
 async def test_code_that_reads_no_data_runs_without_files(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         failed, answer = await sandbox(gw, ALICE, "data = [6, 7]\nprint(data[0] * data[1])")
         assert not failed and answer.strip() == "42", answer
         failed, answer = await sandbox(gw, ALICE, "import os\nprint(os.getcwd(), os.listdir('.'))")
@@ -93,7 +94,7 @@ async def test_code_that_reads_no_data_runs_without_files(tmp_path: Path) -> Non
 
 
 async def test_passed_files_keep_their_documented_meaning(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         first, second = await offload(gw, ALICE, 300), await offload(gw, ALICE, 500)
         # one file passed: `data` is its content, even if the code names another one
         failed, answer = await sandbox(gw, ALICE, f"# not {second}\nprint(len(data))", [first])
@@ -114,7 +115,7 @@ def without_names(answer: str) -> str:
 
 
 async def test_another_callers_file_is_refused_like_a_missing_one(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         alices = await offload(gw, ALICE)
         missing = "tool_output_" + "0" * 32 + ".json"
         stolen = await sandbox(gw, BOB, "print(len(data))", [alices])
@@ -146,7 +147,7 @@ async def test_another_callers_file_is_refused_like_a_missing_one(tmp_path: Path
 
 
 async def test_the_owner_is_the_client_and_the_frontend(tmp_path: Path) -> None:
-    async with started(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(), rate_limit=None)) as gw:
         name = await offload(gw, Caller("http", "alice"))
         assert (await sandbox(gw, Caller("stdio", "alice"), "print(len(data))", [name]))[0]
         # callers without a client name share their frontend's anonymous owner
@@ -158,7 +159,7 @@ async def test_the_owner_is_the_client_and_the_frontend(tmp_path: Path) -> None:
 
 async def test_a_cached_alert_makes_its_new_caller_an_owner(tmp_path: Path) -> None:
     """A caller served an alert from the shared cache got that data: it may read the file."""
-    async with started(document(tmp_path / "data", servers(cache_ttl=60), rate_limit=None)) as gw:
+    async with running_gateway(document(tmp_path / "data", servers(cache_ttl=60), rate_limit=None)) as gw:
         alices = await offload(gw, ALICE)
         assert (await sandbox(gw, BOB, "print(len(data))", [alices]))[0]  # not Bob's yet
         bobs = await offload(gw, BOB)  # a cache hit: the same alert, the same file
@@ -170,9 +171,9 @@ async def test_a_cached_alert_makes_its_new_caller_an_owner(tmp_path: Path) -> N
 
 async def test_ownership_survives_a_restart(tmp_path: Path) -> None:
     doc = document(tmp_path / "data", servers(), rate_limit=None)
-    async with started(doc) as gw:
+    async with running_gateway(doc) as gw:
         name = await offload(gw, ALICE)
-    async with started(doc) as gw:  # a new gateway on the same folder
+    async with running_gateway(doc) as gw:  # a new gateway on the same folder
         assert (await sandbox(gw, ALICE, "print(len(data))", [name]))[1].strip() == "400"
         assert (await sandbox(gw, BOB, "print(len(data))", [name]))[0]
     hidden = [p.name for p in (tmp_path / "data").iterdir() if p.name.startswith(".")]

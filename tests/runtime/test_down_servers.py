@@ -8,17 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from lifecycle.faults import document, faulty, started_gateway, wait_until
+from lifecycle.faults import document, faulty
 from mcp_nexus.pipeline.errors import UnavailableError, UnknownToolError
+from support.gateway import running_gateway
+from support.polling import eventually
 from support.processes import VENV_BIN, child_env
 
 
 async def test_a_crashed_servers_tool_is_unavailable_naming_server_state_and_retry() -> None:
     no_restart = {"backoff_min": 5, "backoff_max": 5, "max_attempts": 3, "reset_after": 1}
-    async with started_gateway({"f": faulty("f", restart=no_restart)}) as gw:
+    async with running_gateway(document({"f": faulty("f", restart=no_restart)})) as gw:
         with pytest.raises(UnavailableError):
             await gw.call_tool("f.crash", {"code": 3})
-        await wait_until(lambda: gw.upstreams["f"].next_attempt_at is not None, what="a planned restart")
+        await eventually(lambda: gw.upstreams["f"].next_attempt_at is not None, what="a planned restart")
         with pytest.raises(UnavailableError) as caught:
             await gw.call_tool("f.echo", {"text": "x"})
         message = caught.value.message
@@ -29,7 +31,7 @@ async def test_a_crashed_servers_tool_is_unavailable_naming_server_state_and_ret
 
 
 async def test_a_stopped_servers_tool_names_the_state() -> None:
-    async with started_gateway({"f": faulty("f")}) as gw:
+    async with running_gateway(document({"f": faulty("f")})) as gw:
         await gw.stop_server("f")
         with pytest.raises(UnavailableError) as caught:
             await gw.call_tool("f.echo", {"text": "x"})
@@ -37,7 +39,7 @@ async def test_a_stopped_servers_tool_names_the_state() -> None:
 
 
 async def test_an_unknown_tool_is_invalid_params_with_the_closest_names() -> None:
-    async with started_gateway({"f": faulty("f")}) as gw:
+    async with running_gateway(document({"f": faulty("f")})) as gw:
         with pytest.raises(UnknownToolError) as caught:
             await gw.call_tool("f.ecko", {})
         assert caught.value.code == -32602

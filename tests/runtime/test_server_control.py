@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from lifecycle.faults import faulty, started_gateway, wait_until
+from lifecycle.faults import document, faulty
 from mcp_nexus.upstream.state import UpstreamState
+from support.gateway import running_gateway
+from support.polling import eventually
 
 
 def hung(name: str) -> dict[str, object]:
@@ -14,7 +16,7 @@ def hung(name: str) -> dict[str, object]:
 
 
 async def test_start_of_a_hung_server_ends_at_the_startup_timeout() -> None:
-    async with started_gateway({"h": hung("h")}, startup_timeout=2) as gw:
+    async with running_gateway(document({"h": hung("h")}, startup_timeout=2)) as gw:
         started = time.monotonic()
         await gw.start_server("h")
         took = time.monotonic() - started
@@ -24,9 +26,9 @@ async def test_start_of_a_hung_server_ends_at_the_startup_timeout() -> None:
 
 
 async def test_stop_cancels_a_start_at_once() -> None:
-    async with started_gateway({"h": hung("h")}, startup_timeout=60) as gw:
+    async with running_gateway(document({"h": hung("h")}, startup_timeout=60)) as gw:
         starting = asyncio.ensure_future(gw.start_server("h"))
-        await wait_until(lambda: gw.upstreams["h"].state == UpstreamState.CONNECTING)
+        await eventually(lambda: gw.upstreams["h"].state == UpstreamState.CONNECTING)
         await asyncio.sleep(0.3)
         began = time.monotonic()
         await gw.stop_server("h")

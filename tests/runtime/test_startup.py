@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from lifecycle.faults import document, faulty, text, wait_until
+from lifecycle.faults import document, faulty, text
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
+from support.gateway import running
+from support.polling import eventually
 from support.processes import TESTS, VENV_BIN, child_env, free_port
-
-NO_FRONTENDS = RuntimeOptions(http=False, bridge=False, watch=False)
 
 
 def hung(name: str = "slow") -> dict[str, Any]:
@@ -34,9 +34,9 @@ def with_builtins(servers: dict[str, Any], **gateway: Any) -> Any:
 async def test_builtin_tools_answer_within_a_second_while_a_server_hangs(tmp_path: Path) -> None:
     config = with_builtins({"slow": hung()}, offload_dir=str(tmp_path / "off"), startup_timeout=60)
     started = time.monotonic()
-    async with Runtime(config, NO_FRONTENDS) as runtime:
+    async with running(config, wait_ready=False) as runtime:
         gateway = runtime.gateway
-        await wait_until(
+        await eventually(
             lambda: "cortex.search_knowledge" in gateway.catalog.tools, timeout=1.0, what="built-ins"
         )
         result = await gateway.call_tool("cortex.search_knowledge", {"query": "x"})
@@ -47,19 +47,19 @@ async def test_builtin_tools_answer_within_a_second_while_a_server_hangs(tmp_pat
 
 async def test_a_slow_server_joins_later_and_list_changed_is_announced() -> None:
     config, _ = config_from_document(document({"late": faulty("late", "--slow-start", "1.0")}))
-    async with Runtime(config, NO_FRONTENDS) as runtime:
+    async with running(config, wait_ready=False) as runtime:
         gateway = runtime.gateway
         heard: list[str] = []
         gateway.add_listener(heard.append)
         assert "late.echo" not in gateway.catalog.tools
-        took = await wait_until(lambda: "late.echo" in gateway.catalog.tools, timeout=15, what="late server")
+        took = await eventually(lambda: "late.echo" in gateway.catalog.tools, timeout=15, what="late server")
         assert took > 0.5  # it really was late
         assert "tools" in heard
 
 
 async def test_a_call_to_a_server_still_connecting_waits_for_it() -> None:
     config, _ = config_from_document(document({"late": faulty("late", "--slow-start", "1.0")}))
-    async with Runtime(config, NO_FRONTENDS) as runtime:
+    async with running(config, wait_ready=False) as runtime:
         started = time.monotonic()
         result = await runtime.gateway.call_tool("late.echo", {"text": "hi"})
         assert "hi" in text(result)
@@ -160,9 +160,7 @@ async def test_a_silent_http_server_is_bounded_by_the_connect_timeout() -> None:
         )
         config, _ = config_from_document(doc)
         started = time.monotonic()
-        async with Runtime(
-            config, RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
-        ) as runtime:
+        async with running(config) as runtime:
             took = time.monotonic() - started
             upstream = runtime.gateway.upstreams["mute"]
             assert not upstream.is_ready

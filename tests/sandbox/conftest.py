@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from mcp_nexus.sandbox import BwrapBackend, ResourceLimits, Sandbox, SandboxRequest, SandboxResult
+from support.polling import eventually_sync
 
 TEST_TIMEOUT_S = 3.0
 
@@ -39,12 +40,9 @@ def sandbox_namespace_pids() -> set[int]:
 
 def wait_for_no_new_sandbox_processes(before: set[int], within_s: float = 3.0) -> set[int]:
     """The sandbox processes that appeared after `before` and are still alive after `within_s`."""
-    deadline = time.monotonic() + within_s
-    while True:
-        leftover = sandbox_namespace_pids() - before
-        if not leftover or time.monotonic() > deadline:
-            return leftover
-        time.sleep(0.05)
+    with contextlib.suppress(AssertionError):  # what is left is the answer, not a failure here
+        eventually_sync(lambda: not sandbox_namespace_pids() - before, within_s, "sandbox processes to end")
+    return sandbox_namespace_pids() - before
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:

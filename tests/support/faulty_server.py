@@ -12,6 +12,7 @@ var FAULTY_ARGS holding the same flags):
   --stderr-noise N                write N lines to stderr at start
   --slow-start SECONDS            sleep before reading anything (start timeouts)
   --no-ping                       answer ping with "Method not found" (health falls back to tools/list)
+  --modern-only                   speak 2026-07-28 only: answer server/discover, refuse initialize (-32022)
   --name NAME                     the name every answer carries (default "faulty")
   --count-file PATH               append this process's pid to PATH at start (tests count restarts)
 
@@ -33,6 +34,8 @@ import time
 from typing import Any
 
 PROTOCOL_VERSION = "2025-11-25"
+MODERN_VERSION = "2026-07-28"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 def _tool(name: str, description: str, properties: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -157,7 +160,31 @@ class RawStdioServer:
         params = message.get("params") or {}
         if request_id is None:
             return  # notifications (initialized, cancelled, ...) need no answer
-        if method == "initialize":
+        if method == "server/discover" and self.options.modern_only:
+            self.answer(
+                request_id,
+                {
+                    "supportedVersions": [MODERN_VERSION],
+                    "capabilities": {"tools": {}},
+                    "resultType": "complete",
+                    "_meta": {
+                        "io.modelcontextprotocol/serverInfo": {"name": self.tools.name, "version": "1.0"}
+                    },
+                },
+            )
+        elif method == "initialize" and self.options.modern_only:
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {
+                        "code": UNSUPPORTED_PROTOCOL_VERSION,
+                        "message": "this server speaks 2026-07-28 only",
+                        "data": {"supported": [MODERN_VERSION], "requested": params.get("protocolVersion")},
+                    },
+                }
+            )
+        elif method == "initialize":
             if self.options.exit_during_initialize is not None:
                 _stderr("dying during initialize, as told")
                 os._exit(self.options.exit_during_initialize)
@@ -177,7 +204,12 @@ class RawStdioServer:
             else:
                 self.answer(request_id, {})
         elif method == "tools/list":
-            self.answer(request_id, {"tools": TOOLS})
+            modern = (
+                {"ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+                if self.options.modern_only
+                else {}
+            )
+            self.answer(request_id, {"tools": TOOLS, **modern})
         elif method == "tools/call":
             threading.Thread(
                 target=self._call,
@@ -223,6 +255,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--stderr-noise", type=int, default=0)
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--no-ping", action="store_true")
+    parser.add_argument("--modern-only", action="store_true")
     parser.add_argument("--name", default="faulty")
     parser.add_argument("--count-file", default=None)
     parser.add_argument("--http", type=int, default=None, metavar="PORT")

@@ -1,16 +1,16 @@
-"""Gateways for the governance tests (tests/pipeline), built from config dicts in front of real test servers."""
+"""Config documents for the governance tests (tests/pipeline) in front of real test servers.
+
+Run them with support.gateway.running_gateway(document(...)).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 
-from mcp_nexus.config.load import config_from_document
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
 from support.processes import TESTS
@@ -39,17 +39,6 @@ def document(offload_dir: Path, servers: dict[str, Any], **gateway: Any) -> dict
         "gateway": {"include_builtins": False, "offload_dir": str(offload_dir), **gateway},
         "servers": servers,
     }
-
-
-@contextlib.asynccontextmanager
-async def started(doc: dict[str, Any]) -> AsyncIterator[Gateway]:
-    config, _ = config_from_document(doc)
-    gateway = Gateway(config)
-    await gateway.start()
-    try:
-        yield gateway
-    finally:
-        await gateway.stop()
 
 
 def text(result: types.CallToolResult | types.InputRequiredResult) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx2
 
+from support.polling import eventually_sync
 from support.processes import TESTS, VENV_BIN, child_env, free_port, stop_process
 
 STUBBORN = TESTS / "support" / "stubborn_server.py"
@@ -109,11 +110,11 @@ def describe(pids: list[int]) -> str:
 
 
 def wait_until(predicate: Any, timeout: float, poll: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(poll)
+    """Whether `predicate()` holds within `timeout` s: `eventually_sync` for tests that assert themselves."""
+    try:
+        eventually_sync(predicate, timeout, interval=poll)
+    except AssertionError:
+        return False
     return True
 
 

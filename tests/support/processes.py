@@ -6,12 +6,13 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import httpx2
+
+from support.polling import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -40,30 +41,33 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _still_running(proc: subprocess.Popen[bytes] | None, waiting_for: str) -> None:
+    if proc is not None and proc.poll() is not None:
+        raise AssertionError(f"process exited with {proc.returncode} before {waiting_for}")
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"process exited with {proc.returncode} before listening on {port}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listening on 127.0.0.1:{port} after {timeout} s")
+    def listening() -> bool:
+        _still_running(proc, f"listening on {port}")
+        return port_open(port)
+
+    eventually_sync(listening, timeout, f"something listening on 127.0.0.1:{port}")
 
 
 def wait_for_http(url: str, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"process exited with {proc.returncode} before answering {url}")
+    def answers() -> bool:
+        _still_running(proc, f"answering {url}")
         try:
-            if httpx2.get(url, timeout=1).status_code < 500:
-                return
+            return httpx2.get(url, timeout=1).status_code < 500
         except httpx2.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer within {timeout} s")
+            return False
+
+    eventually_sync(answers, timeout, f"{url} to answer", interval=0.1)
 
 
 def stop_process(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:

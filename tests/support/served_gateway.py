@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 
 import httpx2
 
+from support.polling import eventually_sync
 from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http
 
 
@@ -44,13 +44,8 @@ class ServedGateway:
         return self.post(f"/api/tools/{tool}/call", {"arguments": arguments or {}})
 
     def wait_for(self, what: str, check: Callable[[], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if check():
-                return
-            time.sleep(0.1)
-        raise AssertionError(
-            f"gave up waiting for {what} after {timeout} s; log:\n{self.log.read_text()[-4000:]}"
+        eventually_sync(
+            check, timeout, what, interval=0.1, detail=lambda: f"log:\n{self.log.read_text()[-4000:]}"
         )
 
     def wait_state(self, server: str, state: str, timeout: float = 30.0) -> dict[str, Any]:

@@ -1,16 +1,13 @@
-"""A gateway in front of real test servers, a Xiaozhi bridge on it, and fake peers, for tests/xiaozhi."""
+"""The gateway config of tests/xiaozhi (real test servers), and a Xiaozhi bridge on a running gateway."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from mcp_nexus.config.load import config_from_document
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.frontends.xiaozhi import XiaozhiBridge
 from mcp_nexus.gateway import Gateway
@@ -42,19 +39,12 @@ def servers(*, time_server: bool = False) -> dict[str, Any]:
     return found
 
 
-@contextlib.asynccontextmanager
-async def started_gateway(offload_dir: Path, **server_options: Any) -> AsyncIterator[Gateway]:
-    doc = {
+def document(offload_dir: Path, **server_options: Any) -> dict[str, Any]:
+    """The gateway config of these tests; run it with support.gateway.running_gateway."""
+    return {
         "gateway": {"include_builtins": False, "offload_dir": str(offload_dir)},
         "servers": servers(**server_options),
     }
-    config, _ = config_from_document(doc)
-    gateway = Gateway(config)
-    await gateway.start()
-    try:
-        yield gateway
-    finally:
-        await gateway.stop()
 
 
 def settings(**values: Any) -> XiaozhiSettings:
@@ -69,14 +59,6 @@ async def running_bridge(gateway: Gateway, **values: Any) -> AsyncIterator[Xiaoz
         yield bridge
     finally:
         await bridge.stop()
-
-
-async def eventually(check: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def text_of(response: dict[str, Any]) -> str:

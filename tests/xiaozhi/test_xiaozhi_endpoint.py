@@ -18,8 +18,10 @@ from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 from mcp_nexus.gateway import Gateway
 from support.fake_xiaozhi import FakeXiaozhiEndpoint
+from support.gateway import running_gateway
 from support.governance_server import SLEEP_EVENTS
-from xiaozhi.stack import eventually, running_bridge, started_gateway, text_of
+from support.polling import eventually
+from xiaozhi.stack import document, running_bridge, text_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -28,7 +30,7 @@ NAME_RE = r"^[A-Za-z0-9_-]{1,64}$"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Gateway]:
-    async with started_gateway(tmp_path_factory.mktemp("offload"), time_server=True) as gw:
+    async with running_gateway(document(tmp_path_factory.mktemp("offload"), time_server=True)) as gw:
         yield gw
 
 

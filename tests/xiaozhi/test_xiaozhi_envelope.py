@@ -17,8 +17,10 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.frontends.xiaozhi import XiaozhiBridge
 from mcp_nexus.gateway import Gateway
+from support.gateway import running_gateway
+from support.polling import eventually
 from xiaozhi.fake_backend import FakeBackend
-from xiaozhi.stack import eventually, running_bridge, started_gateway
+from xiaozhi.stack import document, running_bridge
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -29,7 +31,7 @@ PADDING_TOOLS = 40
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Gateway]:
-    async with started_gateway(tmp_path_factory.mktemp("offload")) as gw:
+    async with running_gateway(document(tmp_path_factory.mktemp("offload"))) as gw:
         # Enough tools with long descriptions that the list needs several ~8000-byte pages.
         async def answer(arguments: dict[str, Any], caller: Any = None) -> types.CallToolResult:
             return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 from contextlib import AsyncExitStack
 from typing import Any
@@ -52,6 +54,23 @@ class EmbeddedSession(Session):
     """In process: the SDK's in-memory pair (2026-07-28) or memory streams (handshake era)."""
 
     transport = "embedded"
+
+    async def _send(self, request: Any, result_type: Any, timeout: float | None, progress: Any) -> Any:
+        # The SDK's in-process 2026-07-28 pair does not cancel handlers when it closes: a call in
+        # flight would run to its end after the server stopped. Bound each request by the
+        # session's life instead, so close() ends them (and cancels the handler) at once.
+        call = asyncio.ensure_future(super()._send(request, result_type, timeout, progress))
+        closing = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({call, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if not call.done():
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            raise ConnectionError(f"the session to {self.config.name!r} closed during the call")
+        return call.result()
 
     async def _connect(self, stack: AsyncExitStack) -> ClientSession:
         # The SDK's Client owns in-process wiring (it alone may reach an MCPServer's inner Server).

@@ -260,9 +260,7 @@ class Session:
             # send_request, not ClientSession.call_tool: a relay does not re-validate results
             # against output schemas (the downstream client does), which costs time and would
             # hide the upstream's own answer behind a gateway error.
-            return await self.sdk().send_request(
-                request, _TOOL_OUTCOME, request_read_timeout_seconds=timeout, progress_callback=progress
-            )
+            return await self._send(request, _TOOL_OUTCOME, timeout, progress)
 
         first = await send(
             round_.input_responses if round_ else None, round_.request_state if round_ else None
@@ -270,6 +268,14 @@ class Session:
         if answer_input is None or isinstance(first, types.CallToolResult):
             return first
         return await drive_input_required(first, send, answer_input)
+
+    async def _send(
+        self, request: Any, result_type: Any, timeout: float | None, progress: ProgressFnT | None
+    ) -> Any:
+        """One typed request on the session (a transport may add what its dispatcher lacks)."""
+        return await self.sdk().send_request(
+            request, result_type, request_read_timeout_seconds=timeout, progress_callback=progress
+        )
 
     async def get_prompt(
         self,
@@ -324,7 +330,7 @@ class Session:
                     _meta=self._meta(None, capabilities),  # type: ignore[arg-type]
                 )
             )
-            return await self.sdk().send_request(request, _READ_OUTCOME, request_read_timeout_seconds=timeout)
+            return await self._send(request, _READ_OUTCOME, timeout, None)
 
         first = await send(
             round_.input_responses if round_ else None, round_.request_state if round_ else None

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cortex_support import NEXUS, child_env
+
+from support.polling import eventually_sync
+from support.processes import port_open
 
 
 @pytest.fixture
@@ -35,15 +37,12 @@ def http_server(knowledge_dir: Path, tmp_path: Path) -> Iterator[str]:
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
         )  # fmt: skip
         try:
-            deadline = time.monotonic() + 30
-            while True:
+
+            def listening() -> bool:
                 assert process.poll() is None, log_path.read_text()
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                        break
-                except OSError:
-                    assert time.monotonic() < deadline, "the HTTP server did not start within 30 s"
-                    time.sleep(0.1)
+                return port_open(port)
+
+            eventually_sync(listening, 30, "the HTTP server to start", interval=0.1)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             process.terminate()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from cortex_support import NEXUS, TOOL_NAMES, child_env, read_json, structured
 from mcp import Client
 from mcp.client.sse import sse_client
 
+from support.polling import eventually_sync
 from support.processes import free_port
 
 
@@ -27,17 +27,18 @@ def sse_server(knowledge_dir: Path, tmp_path: Path) -> Iterator[str]:
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
         )  # fmt: skip
         try:
-            deadline = time.monotonic() + 30
-            while True:
+
+            def streaming() -> bool:
                 assert process.poll() is None, log_path.read_text()
                 try:
                     # The SSE endpoint is a never-ending stream: only its status line is awaited.
                     with httpx2.stream("GET", f"http://127.0.0.1:{port}/sse", timeout=1) as response:
                         assert response.status_code == 200, response.status_code
-                    break
+                    return True
                 except httpx2.TransportError:
-                    assert time.monotonic() < deadline, "the SSE server did not start within 30 s"
-                    time.sleep(0.1)
+                    return False
+
+            eventually_sync(streaming, 30, "the SSE server to start", interval=0.1)
             yield f"http://127.0.0.1:{port}/sse"
         finally:
             process.terminate()

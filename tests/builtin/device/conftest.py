@@ -6,13 +6,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import pytest
+
+from support.polling import eventually_sync
 
 PULSE_START_TIMEOUT_SECONDS = 15.0
 NULL_SINK = "nexus_test_sink"
@@ -83,19 +84,24 @@ def _start_pulseaudio(folder: Path) -> PulseServer:
         start_new_session=True,
     )
     server = PulseServer(address=f"unix:{socket_path}", process=process)
-    deadline = time.monotonic() + PULSE_START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
+
+    def answering() -> bool:
         if process.poll() is not None:
             stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
             pytest.fail(f"pulseaudio exited with {process.returncode}: {stderr.strip()}")
         probe = subprocess.run(
             ["pactl", "info"], env=server.env(), capture_output=True, timeout=5, check=False
         )
-        if probe.returncode == 0:
-            return server
-        time.sleep(0.1)
-    _stop(process)
-    pytest.fail(f"pulseaudio did not answer on {socket_path} within {PULSE_START_TIMEOUT_SECONDS:g} s")
+        return probe.returncode == 0
+
+    try:
+        eventually_sync(
+            answering, PULSE_START_TIMEOUT_SECONDS, f"pulseaudio to answer on {socket_path}", interval=0.1
+        )
+    except BaseException:
+        _stop(process)
+        raise
+    return server
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

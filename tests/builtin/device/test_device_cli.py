@@ -7,13 +7,15 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+
+from support.polling import eventually_sync
+from support.processes import port_open
 
 NEXUS = str(Path(sys.executable).with_name("nexus"))
 START_TIMEOUT_SECONDS = 20.0
@@ -76,18 +78,16 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while True:
+
+        def listening() -> bool:
             if process.poll() is not None:
                 stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
                 pytest.fail(f"nexus device serve --http exited with {process.returncode}: {stderr}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"nexus device serve --http did not listen on {port}")
-                time.sleep(0.1)
+            return port_open(port)
+
+        eventually_sync(
+            listening, START_TIMEOUT_SECONDS, f"nexus device serve --http to listen on {port}", interval=0.1
+        )
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
