@@ -48,7 +48,7 @@ class RuntimeOptions:
     bridge: bool = True  # run the Xiaozhi bridge when endpoints are configured
     watch: bool = True  # apply config file changes while running (needs a source)
     wait_ready: bool = False  # start serving only once every server is READY or failed
-    signals: bool = False  # handle SIGINT/SIGTERM (the CLI; tests drive stop themselves)
+    signals: bool = False  # handle SIGINT/SIGTERM and own the process's children (the CLI; tests drive stop)
 
 
 class Runtime:
@@ -90,7 +90,8 @@ class Runtime:
             try:
                 await self._shutdown(grace=0.0)
             finally:
-                child_process.kill_all_now()  # whatever the shutdown could not reach
+                if self.options.signals:
+                    child_process.kill_all_now()  # the process is ours: whatever the shutdown missed
             raise
         return self
 
@@ -105,8 +106,9 @@ class Runtime:
             self._install_signals()
         sock = self._bind() if options.http else None  # before anything starts: a busy port fails fast
         gateway = self.gateway
-        # Last out: whatever stdio group is still alive after the gateway stopped (a safety net).
-        self._stack.push_async_callback(child_process.terminate_all)
+        if options.signals:
+            # The process is ours: last out, whatever stdio group is still alive (a safety net).
+            self._stack.push_async_callback(child_process.terminate_all)
         self._stack.push_async_callback(gateway.stop)
         starting = asyncio.ensure_future(gateway.start(self.on_progress, wait=options.wait_ready))
         stopped = asyncio.ensure_future(self._stop.wait())

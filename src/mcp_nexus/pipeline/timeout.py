@@ -2,8 +2,9 @@
 
 The per-server deadline is enforced by the route, one candidate at a time, so a server that
 times out hands the call to the next candidate by priority (the upstream request is
-cancelled: `notifications/cancelled`). This step sets that deadline and keeps an outer
-safety net over all candidates. The caller gets JSON-RPC -32001 (ToolTimeoutError).
+cancelled: `notifications/cancelled`). This step sets that deadline; for the gateway's own
+tools and for unknown names (which may wait for a server still connecting) it also keeps
+an outer deadline of its own. The caller gets JSON-RPC -32001 (ToolTimeoutError).
 Requests other than tools/call (resources, prompts, completions) get the server's
 `timeouts.call` per candidate and the gateway default overall.
 """
@@ -30,7 +31,12 @@ class TimeoutStep:
                 seconds = policy.timeout
             entry = self.policies.catalog.tools.get(call.name)
             if entry is not None and entry.candidates:
+                call.timeout = seconds
                 call.candidate_timeouts = self.policies.candidate_timeouts(entry)
+                # Each candidate's request carries its own deadline (the session's timer fails it
+                # and cancels it upstream): a second timer over them would only cost time on the
+                # hot path. Local tools and other requests keep the safety net below.
+                return await call_next(call)
         call.timeout = seconds
         # The safety net: every candidate may use its full time, plus a moment to hand over.
         deadline = asyncio.timeout((sum(call.candidate_timeouts.values()) or seconds) + 1.0)

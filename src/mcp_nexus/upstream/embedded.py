@@ -63,6 +63,9 @@ class EmbeddedSession(Session):
         closing = asyncio.ensure_future(self._stop.wait())
         try:
             await asyncio.wait({call, closing}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            call.cancel()  # our caller gave up (cancelled): so does the request
+            raise
         finally:
             closing.cancel()
         if not call.done():
