@@ -32,11 +32,11 @@ from pydantic import BaseModel
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
+from mcp_nexus.jsonrpc.lines import LINE_LIMIT, feed_lines
 from mcp_nexus.pipeline.call import Caller
 
 logger = logging.getLogger(__name__)
 
-_LINE_LIMIT = 512 * 1024 * 1024
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
@@ -105,7 +105,7 @@ class StdioServer:
 
     async def serve(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin.buffer)
         transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout or sys.stdout.buffer)
 
@@ -126,21 +126,12 @@ class StdioServer:
             transport.close()
 
     async def _read_loop(self, reader: asyncio.StreamReader, peer: JsonRpcPeer) -> None:
-        while True:
-            try:
-                line = await reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as partial:
-                if partial.partial.strip():
-                    await peer.feed(partial.partial)
-                return
-            except asyncio.LimitOverrunError:
-                await peer.send_error(
-                    None, {"code": -32600, "message": f"message larger than {_LINE_LIMIT} bytes"}
-                )
-                await reader.read(_LINE_LIMIT)
-                continue
-            if line.strip():
-                await peer.feed(line)
+        async def overrun() -> None:
+            await peer.send_error(
+                None, {"code": -32600, "message": f"message larger than {LINE_LIMIT} bytes"}
+            )
+
+        await feed_lines(reader, peer.feed, overrun)
 
     # -- era and dispatch --------------------------------------------------------------------
 

@@ -262,12 +262,7 @@ class Session:
             # hide the upstream's own answer behind a gateway error.
             return await self._send(request, _TOOL_OUTCOME, timeout, progress)
 
-        first = await send(
-            round_.input_responses if round_ else None, round_.request_state if round_ else None
-        )
-        if answer_input is None or isinstance(first, types.CallToolResult):
-            return first
-        return await drive_input_required(first, send, answer_input)
+        return await in_rounds(send, round_, answer_input)
 
     async def _send(
         self, request: Any, result_type: Any, timeout: float | None, progress: ProgressFnT | None
@@ -303,12 +298,7 @@ class Session:
                 request, _PROMPT_OUTCOME, request_read_timeout_seconds=timeout
             )
 
-        first = await send(
-            round_.input_responses if round_ else None, round_.request_state if round_ else None
-        )
-        if answer_input is None or not isinstance(first, types.InputRequiredResult):
-            return first
-        return await drive_input_required(first, send, answer_input)
+        return await in_rounds(send, round_, answer_input)
 
     async def read_resource(
         self,
@@ -332,12 +322,7 @@ class Session:
             )
             return await self._send(request, _READ_OUTCOME, timeout, None)
 
-        first = await send(
-            round_.input_responses if round_ else None, round_.request_state if round_ else None
-        )
-        if answer_input is None or not isinstance(first, types.InputRequiredResult):
-            return first
-        return await drive_input_required(first, send, answer_input)
+        return await in_rounds(send, round_, answer_input)
 
     async def complete(
         self,
@@ -405,6 +390,19 @@ class Session:
             self.events.transport_error(message)
             return
         self.events.notification(message)  # type: ignore[arg-type]
+
+
+async def in_rounds(
+    send: Callable[[dict[str, Any] | None, str | None], Awaitable[Any]],
+    round_: CallRound | None,
+    answer_input: InputAnswerer | None,
+) -> Any:
+    """Send a request with the caller's answers so far; when the server asks for input and the
+    caller cannot take the question back (`answer_input` given), answer it and send again."""
+    first = await send(round_.input_responses if round_ else None, round_.request_state if round_ else None)
+    if answer_input is None or not isinstance(first, types.InputRequiredResult):
+        return first
+    return await drive_input_required(first, send, answer_input)
 
 
 async def _collect(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:

@@ -25,15 +25,15 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
+from mcp_nexus.jsonrpc.lines import LINE_LIMIT, feed_lines
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
-from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required
-from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version
+from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version, in_rounds
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 
 logger = logging.getLogger(__name__)
 
-_LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
 LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
 
 # What a stdio child needs from our environment besides what the config gives it: enough to
@@ -88,7 +88,7 @@ class StdioSession(Session):
                 cwd=config.cwd,
                 stderr=self.stderr.writer,
                 grace=StopGrace.within(config.timeouts.stop),
-                limit=_LINE_LIMIT,
+                limit=LINE_LIMIT,
             )
         finally:
             self.stderr.close_parent_end()
@@ -108,23 +108,18 @@ class StdioSession(Session):
     async def _read_stdout(self, process: asyncio.subprocess.Process, peer: JsonRpcPeer) -> None:
         stdout = process.stdout
         assert stdout is not None
-        while True:
-            try:
-                line = await stdout.readuntil(b"\n")
-            except asyncio.IncompleteReadError as partial:
-                if partial.partial.strip():
-                    await peer.feed(partial.partial)
-                break
-            except asyncio.LimitOverrunError:
-                logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, _LINE_LIMIT)
-                await stdout.read(_LINE_LIMIT)
-                continue
-            if line.strip():
-                if line.lstrip()[:1] not in (b"{", b"["):
-                    # A server printing noise on stdout: say so, keep reading.
-                    logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
-                    continue
-                await peer.feed(line)
+
+        async def feed(line: bytes) -> None:
+            if line.lstrip()[:1] not in (b"{", b"["):
+                # A server printing noise on stdout: say so, keep reading.
+                logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
+                return
+            await peer.feed(line)
+
+        async def overrun() -> None:
+            logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, LINE_LIMIT)
+
+        await feed_lines(stdout, feed, overrun)
         code = await _returncode(process)
         # Pending calls fail now, naming the exit; the report waits briefly for its last words.
         peer.close(f"server {self.config.name!r} exited (code {code})")
@@ -205,12 +200,7 @@ class StdioSession(Session):
                 return types.InputRequiredResult.model_validate(raw, by_name=False)
             return types.CallToolResult.model_validate(raw, by_name=False)
 
-        first = await send(
-            round_.input_responses if round_ else None, round_.request_state if round_ else None
-        )
-        if answer_input is None or isinstance(first, types.CallToolResult):
-            return first
-        return await drive_input_required(first, send, answer_input)
+        return await in_rounds(send, round_, answer_input)
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:
