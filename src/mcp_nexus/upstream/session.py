@@ -294,9 +294,7 @@ class Session:
                     _meta=self._meta(None, capabilities),  # type: ignore[arg-type]
                 )
             )
-            return await self.sdk().send_request(
-                request, _PROMPT_OUTCOME, request_read_timeout_seconds=timeout
-            )
+            return await self._send(request, _PROMPT_OUTCOME, timeout, None)
 
         return await in_rounds(send, round_, answer_input)
 
