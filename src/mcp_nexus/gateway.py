@@ -24,6 +24,8 @@ from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.relay import CallerRelay, input_answerer
+from mcp_nexus.replica_sync import ListChangeFanout
+from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
@@ -39,6 +41,10 @@ StartProgress = Callable[[Upstream], None]
 
 StateListener = Callable[[Upstream], None]
 """Called after an upstream changed state (started, stopped, crashed, ...): e.g. to drop its cache entries."""
+
+HeardListener = Callable[[Upstream, str], None]
+"""Called with (upstream, "tools"|"resources"|"prompts") when that server itself announced a list
+change (not when the gateway refreshed it on its own): e.g. to tell the other replicas."""
 
 ConfigListener = Callable[[NexusConfig, NexusConfig], None]
 """Called with (old, new) after a reload was applied: for parts that keep settings of their own."""
@@ -111,11 +117,18 @@ class Gateway:
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
         self.status_providers: dict[str, Callable[[], Any]] = {}
         self._state_listeners: list[StateListener] = []
+        self._heard_listeners: list[HeardListener] = []
         self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
         self._starts: set[asyncio.Task[None]] = set()
-        self.governance = Governance.build(config, self.catalog, lambda: self.config, self.upstreams)
+        # Where shared state lives (stores:), chosen once: memory, or Redis shared by replicas.
+        self.stores = Stores(config.stores)
+        self.governance = Governance.build(
+            config, self.catalog, lambda: self.config, self.upstreams, self.stores
+        )
+        self.fanout = ListChangeFanout(self.stores.events(), self.upstreams)
+        self._heard_listeners.append(self.fanout.heard)
         for tool in self.governance.local_tools:
             self.catalog.local_tools[tool.name] = tool
         self.add_state_listener(self.governance.on_upstream_state)
@@ -150,6 +163,7 @@ class Gateway:
         that fails is retried in the background by its supervisor when its policy allows.
         """
         self._started = True
+        await self.stores.start()
         self._rebuild()
 
         async def start_one(name: str) -> None:
@@ -176,6 +190,7 @@ class Gateway:
         for task in list(self._starts):
             task.cancel()
         await asyncio.gather(*self._starts, return_exceptions=True)
+        await self.stores.close()
 
     async def drain(self, grace: float | None = None) -> int:
         """Refuse new calls and wait up to `grace` seconds for those in flight; returns how many remain."""
@@ -360,7 +375,18 @@ class Gateway:
         self._state_listeners.append(listener)
         return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
 
+    def add_heard_listener(self, listener: HeardListener) -> Callable[[], None]:
+        self._heard_listeners.append(listener)
+        return lambda: self._heard_listeners.remove(listener) if listener in self._heard_listeners else None
+
     def _on_upstream_change(self, upstream: Upstream, kind: str) -> None:
+        if kind.startswith("heard:"):
+            for heard_listener in list(self._heard_listeners):
+                try:
+                    heard_listener(upstream, kind.removeprefix("heard:"))
+                except Exception:  # a listener's bug must not stop the refresh that follows
+                    logger.exception("list-change listener failed")
+            return
         if kind == "state":
             for state_listener in list(self._state_listeners):
                 try:

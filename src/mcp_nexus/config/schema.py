@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_va
 
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
+from mcp_nexus.config.stores import StoresSettings
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 
 Transport = Literal["stdio", "http", "sse", "embedded"]
@@ -27,6 +28,11 @@ class CallPolicy(_Strict):
     timeout: float | None = Field(default=None, gt=0, description="seconds")
     retries: int | None = Field(default=None, ge=0, le=10)
     idempotent: bool | None = None
+    cache_scope: Literal["public", "private"] | None = Field(
+        default=None,
+        description="'private': cached results are kept per caller; 'public': shared by every caller; "
+        "unset: per caller only when the call carries the caller's own credentials",
+    )
 
     @field_validator("rate_limit")
     @classmethod
@@ -302,6 +308,7 @@ class NexusConfig(_Strict):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
+    stores: StoresSettings = Field(default_factory=StoresSettings)  # config/stores.py; chosen once at start
     source_format: str = "nexus"
     # What `${VAR}` substitution put into this config: never shown, redacted from logs.
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)

@@ -103,6 +103,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
                 "frontends": frontend_status(gateway),
                 "tools": len(gateway.catalog.tool_list),
                 "in_flight": gateway.in_flight,
+                "stores_degraded": gateway.stores.degraded,  # details: GET /api/stores
                 "started_at": gateway.started_at,
                 "uptime": round(time.time() - gateway.started_at, 3),
                 "version": __version__,

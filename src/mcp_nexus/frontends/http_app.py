@@ -11,11 +11,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
+from mcp_nexus.frontends.admin_stores import stores_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
@@ -71,7 +72,8 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             if manage_gateway:
                 await gateway.stop()
 
-    routes = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway), *mcp_app.routes]
+    routes: list[BaseRoute] = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway)]
+    routes += [*stores_routes(gateway), *mcp_app.routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
         McpMessageCheck(app, settings.path, frontend.lean_call),
