@@ -26,8 +26,7 @@ def _check_store_url(value: str | None, field: str) -> str | None:
     if value is None or value == "memory" or value.startswith(REDIS_SCHEMES):
         return value
     raise ValueError(
-        f"stores.{field} must be 'memory' or a Redis URL (redis://host:port/db, rediss://..., unix://...), "
-        f"got {value.split('://', 1)[0] + '://...' if '://' in value else repr(value)}"
+        f"stores.{field} must be 'memory' or a Redis URL (redis://host:port/db, rediss://..., unix://...)"
     )
 
 

@@ -40,7 +40,10 @@ class SharedRateLimiter:
     async def _run(self, method: str, *args: Any) -> Any:
         if self.link.usable:
             try:
-                result = await getattr(self.shared, method)(*args)
+                try:
+                    result = await getattr(self.shared, method)(*args)
+                except Exception:  # e.g. a pooled connection of a Redis that restarted: once more
+                    result = await getattr(self.shared, method)(*args)
             except Exception as exc:  # limits wraps or passes on the client's errors: any means "not now"
                 self.link.mark_down(exc)
             else:

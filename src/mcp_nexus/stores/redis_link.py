@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from mcp_nexus.config.secrets import mask_url
@@ -64,7 +65,12 @@ class RedisLink:
             self.fallbacks += 1
             raise RedisUnavailableError(self.last_error or "redis is down")
         try:
-            result = await operation(self.client)
+            try:
+                result = await operation(self.client)
+            except (RedisConnectionError, ConnectionError):
+                # Pooled connections of a Redis that restarted are dead: drop them all, try once more.
+                await self.client.connection_pool.disconnect()
+                result = await operation(self.client)
         except (RedisError, OSError) as exc:
             self.mark_down(exc)
             self.fallbacks += 1
