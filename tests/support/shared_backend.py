@@ -10,6 +10,10 @@ Tools:
                           the call only (handshake era): other replicas must learn it from the one that heard
   big_list(items)         a JSON array of `items` records (offloaded above the threshold)
   counts()                the counters as JSON
+
+`python -m support.shared_backend stdio --delay-ms 20 [--instance bench]` serves, over stdio,
+only `echo(text)`, answering `<instance>: <text>` after the delay: the upstream of bench/scale.py
+(a fixed cost per call, so the gateways, not the upstream, set the pace).
 """
 
 from __future__ import annotations
@@ -66,5 +70,22 @@ def create_server() -> MCPServer:
     return server
 
 
+def create_slow_echo(instance: str, delay_ms: int) -> MCPServer:
+    server = MCPServer(f"slow-echo-{instance}")
+
+    @server.tool(structured_output=False)
+    async def echo(text: str) -> str:
+        """Answer with the text after a fixed delay."""
+        await asyncio.sleep(delay_ms / 1000)
+        return f"{instance}: {text}"
+
+    return server
+
+
 if __name__ == "__main__":
-    create_server().run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    if sys.argv[1] == "stdio":
+        delay = int(sys.argv[sys.argv.index("--delay-ms") + 1]) if "--delay-ms" in sys.argv else 20
+        name = sys.argv[sys.argv.index("--instance") + 1] if "--instance" in sys.argv else "bench"
+        create_slow_echo(name, delay).run("stdio")
+    else:
+        create_server().run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
