@@ -43,7 +43,8 @@ class RedisEventBus:
             await self.link.run(lambda r: r.publish(self.channel, data))
 
     async def start(self) -> None:
-        """Subscribe in the background; waits briefly so events published right after start are heard."""
+        """Subscribe in the background; waits for the first attempt (at most 4 x `timeout`), so
+        events published right after start are heard."""
         if self._task is None:
             self._task = asyncio.create_task(self._listen(), name="redis-events")
         with contextlib.suppress(TimeoutError):
@@ -65,6 +66,7 @@ class RedisEventBus:
                         self._deliver(message)
                 except (RedisError, OSError) as exc:
                     self.link.mark_down(exc)
+                    self._ready.set()  # tried: start-up never waits for a Redis that is not there
                 finally:
                     self.subscribed = False
                     with contextlib.suppress(Exception):
