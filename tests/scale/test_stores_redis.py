@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 import redis.asyncio as aioredis
 
 from mcp_nexus.gateway import Gateway
@@ -187,3 +188,16 @@ async def test_memory_is_the_default_and_needs_no_redis(tmp_path: Path) -> None:
         assert status["kinds"] == {"cache": "memory", "limits": "memory", "events": "memory"}
         assert status["redis"] == [] and status["degraded"] is False
         assert not gw.governance.cache.store.shared
+
+
+async def test_a_redis_password_is_never_shown_or_logged(
+    tmp_path: Path, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = "sekret-password-1234"
+    nowhere = f"redis://:{secret}@127.0.0.1:{free_port()}/0"
+    async with running_gateway(document(tmp_path, nowhere, prefix)) as gw:
+        await gw.call_tool("gov.stamp", {"key": "s"})
+        status = await gw.stores.status()
+    assert status["degraded"] is True
+    assert secret not in json.dumps(status) and ":***@" in status["redis"][0]["url"]
+    assert "unavailable" in caplog.text and secret not in caplog.text

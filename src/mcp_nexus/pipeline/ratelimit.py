@@ -84,6 +84,10 @@ class RateLimitStep:
         checks = self._checks(call)
         if not checks:
             return await call_next(call)
+        if len(checks) == 1:  # `hit` alone refuses without counting: one round trip to a shared store
+            if not await self.limiter.hit(checks[0].item, checks[0].scope, checks[0].subject):
+                return await self._refuse(call, checks[0])
+            return await call_next(call)
         # Test every window before counting in any, so one refused call does not use up the others.
         for check in checks:
             if not await self.limiter.test(check.item, check.scope, check.subject):
