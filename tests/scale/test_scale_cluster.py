@@ -109,6 +109,31 @@ async def test_list_changed_reaches_a_client_of_another_replica_and_sessions_sti
     assert stores(mine[0])["fanout"]["applied"] >= 1
 
 
+async def test_a_2026_listener_hears_list_changes_caused_through_every_replica(c: Cluster) -> None:
+    """subscriptions/listen lands on one replica; a tool grown through each replica in turn (so
+    through at least two others than the listener's) reaches the listener every time."""
+    async with (
+        Client(f"{c.balancer}/mcp", mode="auto") as client,
+        client.listen(tools_list_changed=True) as subscription,
+    ):
+        for i, replica in enumerate(c.replicas):
+            name = f"listened_{i}"
+            answer = await anyio.to_thread.run_sync(
+                lambda r=replica, n=name: r.call("backend.grow", {"name": n})
+            )
+            assert text(answer) == f"grew {name}"
+            with anyio.fail_after(10):
+                async for _event in subscription:
+                    break
+
+            async def listed(expected: str = f"backend.{name}") -> bool:
+                return expected in {t.name for t in (await client.list_tools()).tools}
+
+            with anyio.fail_after(10):
+                while not await listed():
+                    await anyio.sleep(0.05)
+
+
 async def test_2026_requests_go_to_any_replica(c: Cluster) -> None:
     def misses() -> list[int]:
         return [
