@@ -16,7 +16,7 @@ from support.processes import free_port, running, wait_for_port
 
 
 def haproxy_config(port: int, replicas: list[int]) -> str:
-    servers = "\n".join(f"    server r{i} 127.0.0.1:{p}" for i, p in enumerate(replicas, 1))
+    servers = "\n".join(f"    server r{i} 127.0.0.1:{p} check inter 1s" for i, p in enumerate(replicas, 1))
     return f"""\
 global
     maxconn 4096
@@ -34,6 +34,9 @@ frontend mcp
 
 backend replicas
     balance roundrobin
+    # /healthz is open without the token; the Host must be one the replicas accept
+    option httpchk
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1
     # handshake-era sessions live in one replica: stick to it by the session id it handed out
     stick-table type string len 128 size 100k expire 30m
     stick match req.hdr(mcp-session-id)
