@@ -279,6 +279,7 @@ class Gateway:
                 setattr(new.gateway, name, getattr(old.gateway, name))
             for name in diff.unchanged:  # keep the same objects: memoised policies stay valid
                 new.servers[name] = self.upstreams[name].config
+            new.stores = self.stores.keep_on_reload(new.stores)
             self.config = new
             self.catalog.separator = new.gateway.name_separator
             for supervisor in self.supervisors.values():

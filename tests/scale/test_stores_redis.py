@@ -201,3 +201,14 @@ async def test_a_redis_password_is_never_shown_or_logged(
     assert status["degraded"] is True
     assert secret not in json.dumps(status) and ":***@" in status["redis"][0]["url"]
     assert "unavailable" in caplog.text and secret not in caplog.text
+
+
+async def test_a_reload_keeps_the_stores_in_force(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from support.gateway import load
+
+    doc: dict[str, Any] = {"gateway": {"include_builtins": False}, "servers": {"gov": embedded()}}
+    async with running_gateway(doc) as gw:
+        await gw.reload(load({**doc, "stores": {"default": "redis://127.0.0.1:1/0"}}))
+        assert gw.config.stores.default == "memory"
+        assert "stores only change when nexus serve restarts" in caplog.text
+        assert (await gw.stores.status())["kinds"]["cache"] == "memory"

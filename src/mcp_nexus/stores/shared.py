@@ -9,6 +9,7 @@ and Redis implementations by `settings.url_for(kind)`.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,8 @@ from mcp_nexus.stores.redis_cache import RedisCacheStore
 from mcp_nexus.stores.redis_events import RedisEventBus
 from mcp_nexus.stores.redis_link import RedisLink
 
+logger = logging.getLogger(__name__)
+
 
 class Stores:
     def __init__(self, settings: StoresSettings | None = None) -> None:
@@ -30,6 +33,13 @@ class Stores:
         self.links: dict[str, RedisLink] = {}
         self._cache: CacheStore | None = None
         self._events: EventBus | None = None
+
+    def keep_on_reload(self, new: StoresSettings) -> StoresSettings:
+        """A reloaded config's `stores:` does not apply (state would be split between stores): the
+        one in force is kept, with a warning when they differ."""
+        if new != self.settings:
+            logger.warning("config reload: stores only change when nexus serve restarts (kept as they are)")
+        return self.settings
 
     def link(self, kind: StoreKind) -> RedisLink | None:
         """The Redis link holding `kind`, or None when it lives in memory."""
