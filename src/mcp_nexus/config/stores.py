@@ -19,6 +19,11 @@ from pydantic import Field, field_validator
 from mcp_nexus.config.schema_base import Strict
 
 StoreKind = Literal["cache", "limits", "events"]
+KINDS: tuple[StoreKind, ...] = (
+    "cache",
+    "limits",
+    "events",
+)  # a new kind: here, a field below, stores/shared.py
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -58,7 +63,7 @@ class StoresSettings(Strict):
         _check_store_url(value, "default")
         return value
 
-    @field_validator("cache", "limits", "events")
+    @field_validator(*KINDS)
     @classmethod
     def _check_kind(cls, value: str | None, info: object) -> str | None:
         return _check_store_url(value, getattr(info, "field_name", "kind"))
@@ -70,5 +75,4 @@ class StoresSettings(Strict):
 
     def redis_urls(self) -> list[str]:
         """Every distinct Redis URL in use (its password is a secret: see config/secrets.py)."""
-        kinds: tuple[StoreKind, ...] = ("cache", "limits", "events")
-        return sorted({url for kind in kinds if (url := self.url_for(kind)) != "memory"})
+        return sorted({url for kind in KINDS if (url := self.url_for(kind)) != "memory"})

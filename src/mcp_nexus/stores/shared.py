@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from mcp_nexus.config.stores import StoreKind, StoresSettings
+from mcp_nexus.config.stores import KINDS, StoreKind, StoresSettings
 from mcp_nexus.stores.cache_store import CacheStore
 from mcp_nexus.stores.events import EventBus, LocalEventBus
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
@@ -95,13 +95,12 @@ class Stores:
 
     async def status(self) -> dict[str, Any]:
         """For /api/stores: where each kind lives, whether Redis answers, and what it holds."""
-        kinds: tuple[StoreKind, ...] = ("cache", "limits", "events")
         by_url = {url: link.status() for url, link in self.links.items()}
         status: dict[str, Any] = {
             "replica": self.replica,
             "degraded": self.degraded,
             "kinds": {
-                kind: "memory" if self.settings.url_for(kind) == "memory" else "redis" for kind in kinds
+                kind: "memory" if self.settings.url_for(kind) == "memory" else "redis" for kind in KINDS
             },
             "redis": list(by_url.values()),
         }
