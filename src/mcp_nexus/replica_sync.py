@@ -5,7 +5,8 @@ on the session whose call caused it. The replica that heard it publishes
 `{"type": "list_changed", "server": ..., "lists": "tools"}` on the events bus; the others ask
 their own session to that server for the list again, and the ordinary rebuild tells their
 clients (tools/list_changed, subscriptions/listen). A refresh made this way is not "heard",
-so it is never published again: no echo between replicas.
+so it is never published again: no echo between replicas. After the bus was cut off (Redis
+down), every list of every ready upstream is fetched again: changes announced meanwhile were missed.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class ListChangeFanout:
         self._spawn(self.bus.publish({"type": EVENT_TYPE, "server": upstream.name, "lists": lists}))
 
     def on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "resubscribed":
+            self._catch_up()
+            return
         if event.get("type") != EVENT_TYPE:
             return
         upstream = self.upstreams.get(str(event.get("server")))
@@ -52,6 +56,11 @@ class ListChangeFanout:
             return
         self.applied += 1
         self._spawn(self._refresh(upstream, refresh()))
+
+    def _catch_up(self) -> None:
+        for ready in [u for u in self.upstreams.values() if u.is_ready]:
+            for work in (ready.refresh_tools(), ready.refresh_resources(), ready.refresh_prompts()):
+                self._spawn(self._refresh(ready, work))
 
     async def _refresh(self, upstream: Upstream, work: Coroutine[Any, Any, None]) -> None:
         try:

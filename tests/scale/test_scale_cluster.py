@@ -8,6 +8,7 @@ calls go on (each replica on its own) until it is back.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -65,19 +66,22 @@ def test_replicas_missing_at_once_make_one_upstream_call(c: Cluster) -> None:
 
 
 def test_a_rate_limit_of_5_per_second_holds_across_replicas(c: Cluster) -> None:
-    """20 calls within one second through the balancer (round robin over 3 replicas): 5 pass, not 15."""
+    """20 calls within one second through the balancer (round robin over 3 replicas): 5 pass, not 15
+    (each replica alone would let 5 through: 15 in the first second)."""
     before = c.backend_counts().get("tick", 0)
     time.sleep(1.1)  # an empty window
     started = time.monotonic()
     with ThreadPoolExecutor(20) as pool:
         answers = list(pool.map(lambda _: c.call("backend.tick"), range(20)))
     took = time.monotonic() - started
-    assert took < 1.0, f"the 20 calls took {took:.2f} s: not one window"
     passed = [a for a in answers if not a.json().get("isError")]
     refused = [a for a in answers if a.json().get("isError")]
-    assert len(passed) == 5, [text(a) for a in answers]
     assert all(text(a).startswith("SYSTEM_ALERT: Rate limit") for a in refused)
-    assert c.backend_counts()["tick"] - before == 5
+    if took < 1.0:
+        assert len(passed) == 5, [text(a) for a in answers]
+    else:  # a loaded machine stretched the burst over more than one window: 5 per window started
+        assert 5 <= len(passed) <= 5 * math.ceil(took), (took, [text(a) for a in answers])
+    assert c.backend_counts()["tick"] - before == len(passed)
 
 
 def _sessions(replica: Any) -> int:
@@ -173,10 +177,21 @@ def test_without_redis_calls_still_answer_and_sharing_resumes_when_it_is_back(c:
         assert status["degraded"] is True and "redis is unavailable" in status["warning"]
         assert c.replicas[0].get("/api/servers").json()["stores_degraded"] is True
         assert "redis" in c.replicas[0].log.read_text() and "unavailable" in c.replicas[0].log.read_text()
+        # A list change while Redis is away cannot be fanned out ...
+        assert (
+            text(c.replicas[0].call("backend.grow", {"name": "grown_while_down"})) == "grew grown_while_down"
+        )
+        time.sleep(0.5)
+        assert "backend.grown_while_down" not in c.replicas[1].tool_names()
     finally:
         c.redis.start()
     for replica in c.replicas:
         eventually_sync(lambda r=replica: not stores(r)["degraded"], 15, "redis to be up again", interval=0.2)
+    # ... so a replica whose subscription comes back lists its upstreams again.
+    for replica in c.replicas:
+        replica.wait_for(
+            "the tool grown while down", lambda r=replica: "backend.grown_while_down" in r.tool_names(), 10
+        )
     first = c.replicas[1].call("backend.stamp", {"key": "back"})
     again = c.replicas[2].call("backend.stamp", {"key": "back"})
     assert text(again) == text(first) and again.json()["_meta"]["nexus/cache"] == "hit"

@@ -1,8 +1,8 @@
 """Events between replicas over Redis pub/sub (one channel, JSON messages naming their replica).
 
-Pub/sub is fire-and-forget: a replica that is down or cut off from Redis misses what was said
-meanwhile, which is fine for what travels here (list changes: a replica that reconnects lists
-its upstreams again anyway). The subscription runs on a connection of its own without a read
+Pub/sub is fire-and-forget: a replica cut off from Redis misses what was said meanwhile. So
+when the subscription comes back after a failure, the handlers hear `{"type": "resubscribed"}`
+(from this replica itself) and can catch up (the list fan-out lists its upstreams again). The subscription runs on a connection of its own without a read
 timeout (it is idle most of the time) and is re-opened every `retry_after` seconds while Redis is away.
 """
 
@@ -21,6 +21,8 @@ from mcp_nexus.stores.events import EventHandler
 from mcp_nexus.stores.redis_link import RedisLink, RedisUnavailableError
 
 logger = logging.getLogger(__name__)
+
+RESUBSCRIBED = "resubscribed"
 
 
 class RedisEventBus:
@@ -54,6 +56,7 @@ class RedisEventBus:
         client = aioredis.Redis.from_url(
             self.link.url, socket_connect_timeout=self.link.timeout, socket_keepalive=True
         )
+        lost = False  # a subscription failed: events may have been missed
         try:
             while True:
                 pubsub = client.pubsub(ignore_subscribe_messages=True)
@@ -62,9 +65,13 @@ class RedisEventBus:
                     self.subscribed = True
                     self._ready.set()
                     self.link.mark_up()
+                    if lost:
+                        lost = False
+                        self._tell({"type": RESUBSCRIBED, "replica": self.replica})
                     async for message in pubsub.listen():
                         self._deliver(message)
                 except (RedisError, OSError) as exc:
+                    lost = True
                     self.link.mark_down(exc)
                     self._ready.set()  # tried: start-up never waits for a Redis that is not there
                 finally:
@@ -86,6 +93,9 @@ class RedisEventBus:
         if not isinstance(event, dict) or event.get("replica") == self.replica:
             return
         self.received += 1
+        self._tell(event)
+
+    def _tell(self, event: dict[str, Any]) -> None:
         for handler in list(self.handlers):
             try:
                 handler(event)
