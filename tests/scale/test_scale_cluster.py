@@ -54,6 +54,7 @@ def test_a_result_cached_by_one_replica_is_a_hit_on_the_others(c: Cluster) -> No
         assert again.json()["_meta"]["nexus/cache"] == "hit"
     assert c.backend_counts()["stamp:across"] == 1
     assert all(stores(r)["kinds"]["cache"] == "redis" for r in c.replicas)
+    assert all(r.get("/api/cache").json()["entries"] >= 1 for r in c.replicas)  # Redis's count, not local
 
 
 def test_replicas_missing_at_once_make_one_upstream_call(c: Cluster) -> None:

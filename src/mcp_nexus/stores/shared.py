@@ -88,6 +88,10 @@ class Stores:
             )
         return self._events
 
+    async def cache_entries(self) -> int | None:
+        """How many results the shared cache holds (None: the cache is local, or Redis is down)."""
+        return await self._cache.entries() if isinstance(self._cache, RedisCacheStore) else None
+
     @property
     def degraded(self) -> bool:
         """Some Redis is down: what it shares is local to each replica for now."""
@@ -109,7 +113,7 @@ class Stores:
                 "redis is unavailable: cache and rate limits are local to each replica until it is back"
             )
         if isinstance(self._cache, RedisCacheStore):
-            status["cache_entries"] = await self._cache.entries()
+            status["cache_entries"] = await self.cache_entries()
         if isinstance(self._events, RedisEventBus):
             status["events"] = {"subscribed": self._events.subscribed, "received": self._events.received}
         return status
