@@ -28,6 +28,7 @@ from typing import Any
 
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
+from mcp_nexus.control.control_plane import ControlPlane
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.upstream import Upstream
@@ -63,6 +64,10 @@ class Runtime:
         self.options = options or RuntimeOptions()
         self.gateway = Gateway(config)
         self.gateway.config_source = source
+        self.control: Any = None  # the control plane (control/control_plane.py), when configured
+        if ControlPlane.wanted(config):
+            self.control = ControlPlane(self.gateway)
+            self.control.install()
         self.source = source
         self.on_progress = on_progress
         self.http_server: Any = None
@@ -122,6 +127,10 @@ class Runtime:
                 await starting
             return
         starting.result()
+        if self.control is not None:
+            # After the servers: resumed tasks find their tools. Stopped before the gateway (LIFO).
+            await self.control.start()
+            self._stack.push_async_callback(self.control.stop)
         if sock is not None:
             await self._serve_http(sock)
         if options.stdio:

@@ -233,6 +233,8 @@ def config_secrets(config: NexusConfig) -> Iterator[str]:
             yield token
     if xiaozhi.envelope_client.url:
         yield from url_credentials(xiaozhi.envelope_client.url)
+    if config.llm.api_key:
+        yield config.llm.api_key
     yield from config.interpolated_values
 
 
