@@ -113,6 +113,8 @@ class OpenAICompatibleClient:
             ) from None
         except openai.APIError as exc:  # e.g. an answer that is not a chat completion
             raise LLMError(f"the model endpoint gave an unusable answer: {exc.message}") from None
+        except ValueError as exc:  # a body that is not JSON at all
+            raise LLMError(f"the model endpoint's answer is not JSON: {exc}") from None
         if not getattr(completion, "choices", None):
             raise LLMError("the model endpoint answered without choices")
         return completion
