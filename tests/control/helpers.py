@@ -48,3 +48,19 @@ def control_document(
 
 def text_of(result: types.CallToolResult) -> str:
     return "".join(part.text for part in result.content if isinstance(part, types.TextContent))
+
+
+def goal_of(body: dict[str, Any]) -> str:
+    """The goal line of a routing request (router.py writes "Goal: ..." first)."""
+    for message in body.get("messages", []):
+        content = str(message.get("content") or "")
+        if content.startswith("Goal: "):
+            return content.splitlines()[0][len("Goal: ") :]
+    return ""
+
+
+ADD = {"category": "tech_stack", "type": "framework"}
+FASTAPI = {**ADD, "id": "fastapi", "name": "FastAPI", "desc": "A Python web framework"}
+STARLETTE = {**ADD, "id": "starlette", "name": "Starlette", "desc": "An ASGI toolkit"}
+USES = {"src": "fastapi", "rel": "uses", "dst": "starlette"}
+PLAN = ["add the entity fastapi", "add the entity starlette", "connect fastapi uses starlette"]

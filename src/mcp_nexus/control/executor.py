@@ -224,6 +224,9 @@ class McpExecutor:
         step.status = "running"
         record = await self._run_step(task, router, step.description, plan_step=step.index)
         step.attempts += 1
+        if record.ok and record.tool is None and llm is None:
+            # Only a model may judge a step done without a call: the rule router found nothing that fits.
+            record.ok, record.error = False, f"no tool fits this step: {record.reasoning}"
         if record.ok:
             step.status = "done" if record.tool else "skipped"
             step.result = record.result if record.tool else record.reasoning

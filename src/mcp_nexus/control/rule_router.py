@@ -32,6 +32,31 @@ TAG_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Chinese verbs a tool name spells in English: "打开客厅的灯" must find `turn_on`.
+ACTION_WORDS: dict[str, str] = {
+    "打开": "turn on open",
+    "开启": "turn on",
+    "关闭": "turn off close",
+    "关掉": "turn off",
+    "关上": "turn off close",
+    "搜索": "search find",
+    "查找": "search find",
+    "查询": "search get query",
+    "记录": "add record",
+    "添加": "add create",
+    "连接": "connect",
+    "设置": "set",
+    "调到": "set",
+    "导航": "navigate",
+    "读取": "read get",
+}
+
+
+def with_english_actions(goal: str) -> str:
+    extra = [english for chinese, english in ACTION_WORDS.items() if chinese in goal]
+    return " ".join([goal, *extra])
+
+
 def _terms(text: str) -> str:
     """Words, with tool-name separators split and CJK characters spaced, for token matching."""
     text = re.sub(r"[._\-/]+", " ", text.lower())
@@ -39,12 +64,11 @@ def _terms(text: str) -> str:
 
 
 def score_tool(goal: str, tool: ToolInfo) -> float:
-    goal_terms = _terms(goal)
+    goal_terms = _terms(with_english_actions(goal))
     haystack = _terms(f"{tool.tool_name} {tool.description} {' '.join(tool.tags)}")
-    score = (
-        float(fuzz.token_set_ratio(goal_terms, haystack)) * 0.6
-        + float(fuzz.partial_ratio(_terms(tool.tool_name), goal_terms)) * 0.4
-    )
+    bare_name = _terms(tool.tool_name.rsplit(".", 1)[-1])  # the namespace says nothing about the action
+    score = float(fuzz.token_set_ratio(goal_terms, haystack)) * 0.6
+    score += float(fuzz.partial_ratio(bare_name, goal_terms)) * 0.4
     for tag, words in TAG_WORDS.items():
         if tag in tool.tags and any(word in goal.lower() for word in words):
             score += 25.0
