@@ -312,7 +312,7 @@ class McpExecutor:
     @staticmethod
     def _plan_result(plan: TaskPlan) -> str:
         done = [s for s in plan.steps if s.status == "done"]
-        last = done[-1].result if done else None
+        last = " ".join(done[-1].result.split()) if done and done[-1].result else None  # one line
         return f"{len(done)} of {len(plan.steps)} steps done" + (
             f"; last result: {last[:1000]}" if last else ""
         )
