@@ -167,3 +167,10 @@ async def test_rule_router_without_llm(gateway: Gateway) -> None:
     assert search.tool == "cortex.search_knowledge" and search.arguments == {
         "query": "search knowledge for fastapi"
     }
+
+
+async def test_rule_router_moves_a_cover_by_position(gateway: Gateway) -> None:
+    router = RuleRouter(CatalogToolSource(gateway.catalog))
+    decision = await router.route(RouterContext("把客厅窗帘打开一半", 0, [], ENVIRONMENT))
+    assert decision.tool == "home.set_cover_position"
+    assert decision.arguments == {"entity_id": "cover.living_room_curtain", "position": 50}

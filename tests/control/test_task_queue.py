@@ -25,7 +25,10 @@ async def test_enqueue_get_list_and_persistence(tmp_path: Path) -> None:
     first, second = await queue.enqueue(new_task("a")), await queue.enqueue(new_task("b"))
     claimed = await queue.claim_next()
     assert claimed is not None and claimed.id == first.id and claimed.status is TaskStatus.RUNNING
-    claimed.plan = TaskPlan(steps=[PlanStep(index=0, description="x", status="done"), PlanStep(index=1, description="y")], current=1)
+    claimed.plan = TaskPlan(
+        steps=[PlanStep(index=0, description="x", status="done"), PlanStep(index=1, description="y")],
+        current=1,
+    )
     await queue.save(claimed)
     await queue.close()
 

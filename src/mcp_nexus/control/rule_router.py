@@ -82,10 +82,16 @@ class RuleRouter:
     async def route(self, context: RouterContext) -> RouterDecision:
         if any(item.get("ok") and item.get("goal") == context.goal for item in context.history):
             return RouterDecision.nothing("the goal already had a successful call")
-        ranked = sorted(
-            ((score_tool(context.goal, tool), tool) for tool in self.tools.tools()), key=lambda p: -p[0]
-        )
         devices = home_assistant.devices_from(context.environment)
+        matched = home_assistant.match_devices(context.goal, devices, limit=1) if devices else []
+        target_domain = matched[0].device.domain if matched else None
+        ranked = sorted(
+            (
+                (score_tool(context.goal, tool) + self._device_fit(tool, target_domain), tool)
+                for tool in self.tools.tools()
+            ),
+            key=lambda p: -p[0],
+        )
         for score, tool in ranked[:5]:
             if score < MIN_SCORE:
                 break
@@ -102,6 +108,17 @@ class RuleRouter:
         return RouterDecision.nothing(
             f"no tool matches the goal's keywords with arguments the rules can fill{best}"
         )
+
+    @staticmethod
+    def _device_fit(tool: ToolInfo, domain: str | None) -> float:
+        """A cover is moved by position, everything else is switched: favour the tool that fits the device."""
+        properties = tool.input_schema.get("properties") or {}
+        takes_position = "position" in properties or "current_position" in properties
+        if domain is None or not any(key in properties for key in home_assistant.ENTITY_KEYS):
+            return 0.0
+        if domain == "cover":
+            return 30.0 if takes_position else -10.0
+        return -30.0 if takes_position else 0.0
 
     @staticmethod
     def _arguments(tool: ToolInfo, goal: str, devices: list[home_assistant.Device]) -> dict[str, Any] | None:
