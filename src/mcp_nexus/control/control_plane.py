@@ -94,6 +94,12 @@ class ControlPlane:
         for tool in task_tools(self):
             self.gateway.add_local_tool(tool)
         self.gateway.control = self
+        self.gateway.add_config_listener(self._on_config)
+
+    @staticmethod
+    def _on_config(old: NexusConfig, new: NexusConfig) -> None:
+        if old.llm != new.llm or old.control != new.control:
+            logger.warning("the llm/control settings changed: they apply when nexus serve restarts")
 
     async def start(self) -> None:
         await self.worker.start()
