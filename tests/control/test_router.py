@@ -174,3 +174,50 @@ async def test_rule_router_moves_a_cover_by_position(gateway: Gateway) -> None:
     decision = await router.route(RouterContext("把客厅窗帘打开一半", 0, [], ENVIRONMENT))
     assert decision.tool == "home.set_cover_position"
     assert decision.arguments == {"entity_id": "cover.living_room_curtain", "position": 50}
+
+
+async def test_index_tool_source_adapts_an_index(gateway: Gateway) -> None:
+    """The adapter the persisted tool index plugs in through: entries with a namespaced name and tags."""
+    from dataclasses import dataclass, field
+
+    from mcp_nexus.control.tool_source import IndexToolSource
+
+    @dataclass
+    class Entry:
+        server_id: str
+        tool_name: str
+        namespaced_name: str
+        description: str
+        input_schema: dict[str, object]
+        tags: list[str] = field(default_factory=list)
+
+    class Index:
+        version = "v1"
+
+        def __init__(self) -> None:
+            self.entries = [
+                Entry(
+                    t.server_id,
+                    t.tool_name.split(".", 1)[1],
+                    t.tool_name,
+                    t.description,
+                    t.input_schema,
+                    ["home"],
+                )
+                for t in CatalogToolSource(gateway.catalog).tools()
+            ]
+
+        def get_all_tools(self) -> list[Entry]:
+            return self.entries
+
+        def search(self, query: str, limit: int = 5) -> list[Entry]:
+            return [e for e in self.entries if "turn" in e.tool_name][:limit]
+
+    source = IndexToolSource(Index())
+    assert {t.tool_name for t in source.tools()} == {
+        t.tool_name for t in CatalogToolSource(gateway.catalog).tools()
+    }
+    assert source.version() == "v1" and [t.tool_name for t in source.search("on", 1)] == ["home.turn_on"]
+    router = RuleRouter(source)
+    decision = await router.route(RouterContext("打开客厅的灯", 0, [], ENVIRONMENT))
+    assert decision.tool == "home.turn_on"

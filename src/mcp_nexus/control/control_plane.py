@@ -141,8 +141,10 @@ class ControlPlane:
         mode: str | None = None,
         context: dict[str, Any] | None = None,
         user_intent: str | None = None,
+        owner: str | None = None,
     ) -> UnifiedTask:
         task = UnifiedTask(
+            owner=owner,
             execution_data=ExecutionData(goal=goal, user_intent=user_intent or goal),
             context=context or {},
             mode=mode or self.settings.mode,  # type: ignore[arg-type]

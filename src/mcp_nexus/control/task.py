@@ -112,6 +112,7 @@ class UnifiedTask(BaseModel):
     finished_at: float | None = None
     deadline_at: float | None = None
     resumed: int = 0  # times the task was picked up again after a restart
+    owner: str | None = None  # the caller identity that started it (frontend:client), e.g. "http:claude"
 
     @property
     def goal(self) -> str:
@@ -124,6 +125,7 @@ class UnifiedTask(BaseModel):
             "id": self.id,
             "goal": self.goal,
             "mode": self.mode,
+            "owner": self.owner,
             "status": str(self.status),
             "steps": len(self.history),
             "plan": None

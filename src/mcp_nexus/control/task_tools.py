@@ -30,7 +30,12 @@ class TaskOperations(Protocol):
     settings: ControlSettings
 
     async def submit(
-        self, goal: str, *, mode: str | None = ..., context: dict[str, Any] | None = ...
+        self,
+        goal: str,
+        *,
+        mode: str | None = ...,
+        context: dict[str, Any] | None = ...,
+        owner: str | None = ...,
     ) -> UnifiedTask: ...
 
     async def get(self, task_id: str) -> UnifiedTask: ...
@@ -111,7 +116,8 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
         wait = arguments.get("wait_seconds", settings.run_goal_wait)
         if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
             return _error(f"'wait_seconds' must be a number of seconds >= 0, got {wait!r}")
-        task = await control.submit(goal.strip(), mode=mode, context=context)
+        owner = getattr(caller, "identity", None)
+        task = await control.submit(goal.strip(), mode=mode, context=context, owner=owner)
         reported = 0
         pending: set[asyncio.Future[None]] = set()
 

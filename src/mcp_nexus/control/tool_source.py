@@ -43,6 +43,48 @@ class SearchableToolSource(ToolSource, Protocol):
         ...
 
 
+class IndexToolSource:
+    """Any tool index with `get_all_tools()` (entries with server_id, a namespaced name, description,
+    input_schema, tags) and optionally `search(query, limit)`, as a ToolSource.
+
+    The name the gateway lists is taken from the entry's `namespaced_name` or `exposed_name` when it
+    has one (the index may keep the upstream's own `tool_name` beside it), else `tool_name`.
+    """
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    @staticmethod
+    def info(entry: Any) -> ToolInfo:
+        name = (
+            getattr(entry, "namespaced_name", None) or getattr(entry, "exposed_name", None) or entry.tool_name
+        )
+        return ToolInfo(
+            server_id=entry.server_id,
+            tool_name=name,
+            description=entry.description or "",
+            input_schema=dict(entry.input_schema or {}),
+            tags=tuple(getattr(entry, "tags", ()) or ()),
+        )
+
+    def tools(self) -> list[ToolInfo]:
+        return [self.info(entry) for entry in self.index.get_all_tools()]
+
+    def version(self) -> str:
+        known = getattr(self.index, "version", None) or getattr(self.index, "last_sync", None)
+        value = known() if callable(known) else known
+        if value:
+            return str(value)
+        return str(hash(tuple((t.tool_name, t.description) for t in self.tools())))
+
+    def search(self, query: str, limit: int) -> list[ToolInfo]:
+        search = getattr(self.index, "search", None)
+        if search is None:
+            return []
+        hits = search(query, limit=limit)
+        return [self.info(getattr(hit, "entry", hit)) for hit in hits]
+
+
 class CatalogToolSource:
     """The tools the gateway lists right now, minus the control plane's own (a goal must not start goals)."""
 

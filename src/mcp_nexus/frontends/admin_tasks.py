@@ -71,7 +71,7 @@ def task_routes(gateway: Gateway) -> list[Route]:
             return error_response(
                 400, f"'context' must be a JSON object, got {type(context).__name__}", path="$.context"
             )
-        task = await control().submit(goal.strip(), mode=mode, context=context)
+        task = await control().submit(goal.strip(), mode=mode, context=context, owner="api:-")
         return AdminJSONResponse(task.summary())
 
     async def cancel(request: Request) -> AdminJSONResponse:
