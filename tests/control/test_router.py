@@ -198,7 +198,7 @@ async def test_index_tool_source_adapts_an_index(gateway: Gateway) -> None:
             self.entries = [
                 Entry(
                     t.server_id,
-                    t.tool_name.split(".", 1)[1],
+                    t.tool_name.rsplit(".", 1)[-1],
                     t.tool_name,
                     t.description,
                     t.input_schema,
