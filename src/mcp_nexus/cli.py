@@ -102,7 +102,7 @@ def _api(
 
 def _private_options() -> RuntimeOptions:
     """A private gateway for one command (`--config F`): no port, watcher or bridge; every server awaited."""
-    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True)
+    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True, tasks=False)
 
 
 def _quiet() -> None:

@@ -50,6 +50,7 @@ class RuntimeOptions:
     watch: bool = True  # apply config file changes while running (needs a source)
     wait_ready: bool = False  # start serving only once every server is READY or failed
     signals: bool = False  # handle SIGINT/SIGTERM and own the process's children (the CLI; tests drive stop)
+    tasks: bool = True  # run the control plane's queued tasks (off for one-shot CLI gateways)
 
 
 class Runtime:
@@ -128,9 +129,11 @@ class Runtime:
             return
         starting.result()
         if self.control is not None:
-            # After the servers: resumed tasks find their tools. Stopped before the gateway (LIFO).
-            await self.control.start()
+            # Stopped before the gateway (LIFO); its worker starts after the servers, so resumed
+            # tasks find their tools. One-shot CLI gateways (tasks=False) leave queued tasks alone.
             self._stack.push_async_callback(self.control.stop)
+            if options.tasks:
+                await self.control.start()
         if sock is not None:
             await self._serve_http(sock)
         if options.stdio:
