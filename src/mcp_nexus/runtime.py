@@ -61,13 +61,14 @@ class Runtime:
         *,
         source: ConfigSource | None = None,
         on_progress: Progress | None = None,
+        llm: Any = None,
     ) -> None:
         self.options = options or RuntimeOptions()
         self.gateway = Gateway(config)
         self.gateway.config_source = source
         self.control: Any = None  # the control plane (control/control_plane.py), when configured
-        if ControlPlane.wanted(config):
-            self.control = ControlPlane(self.gateway)
+        if ControlPlane.wanted(config) or llm is not None:  # `llm`: an injected LLMClientProtocol
+            self.control = ControlPlane(self.gateway, llm=llm)
             self.control.install()
         self.source = source
         self.on_progress = on_progress

@@ -27,7 +27,11 @@ def test_controller_format_with_llm_and_control(tmp_path: Path) -> None:
         "mcp_servers": [{"id": "ros2_mcp", "url": "http://127.0.0.1:9/mcp", "timeout": 60}],
         "cache_ttl_seconds": 3600,
         "force_refresh_on_init": False,
-        "llm": {"base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1", "api_key": KEY, "model": "qwen3-max"},
+        "llm": {
+            "base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "api_key": KEY,
+            "model": "qwen3-max",
+        },
         "control": {"mode": "goal", "max_steps": 5},
     }
     config, warnings = load_config(write(tmp_path, document), {}, include_builtins=False)
