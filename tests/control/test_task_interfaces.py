@@ -6,6 +6,8 @@ double: no model is reachable here), driven by the real openai client inside the
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from typer.testing import CliRunner
 
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.task_cli import app as task_app
-from support.fake_openai import Reply, error, fake_openai, json_text, request_kind, tool_call
+from support.fake_openai import Reply, error, fake_openai, hold, json_text, request_kind, tool_call
 from support.gateway import running
 from support.processes import VENV_BIN, child_env
 
@@ -172,3 +174,40 @@ async def test_without_control_plane_the_routes_say_how_to_turn_it_on(tmp_path: 
         async with httpx2.AsyncClient(base_url=base, timeout=10) as http:
             answer = await http.get("/api/tasks")
     assert answer.status_code == 409 and "llm.base_url" in answer.json()["error"]
+
+
+async def test_run_goal_answers_with_the_task_id_before_the_call_times_out(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def slow_model(body: dict[str, Any]) -> Reply:
+        if request_kind(body) == "plan":
+            return hold(release, json_text({"steps": PLAN}))
+        return cortex_model(body)
+
+    document = control_document(tmp_path, None)
+    document["gateway"]["timeout"] = 3  # the pipeline's timeout of every call, nexus.run_goal's too
+    with fake_openai(slow_model) as fake:
+        document["llm"] = control_document(tmp_path, fake.base_url)["llm"]
+        try:
+            async with running(document) as runtime:
+                started = time.monotonic()
+                result = await runtime.gateway.call_tool_result(
+                    "nexus.run_goal", {"goal": "record that fastapi uses starlette"}
+                )
+                assert time.monotonic() - started < 3
+                assert not result.is_error, text_of(result)
+                summary = result.structured_content
+                assert summary is not None and summary["status"] == "running"
+                assert f"poll nexus.task_status with task_id {summary['id']!r}" in text_of(result)
+                release.set()
+                done = await runtime.control.wait(summary["id"], 20)
+                assert done.status.value == "succeeded"
+                polled = await runtime.gateway.call_tool_result(
+                    "nexus.task_status", {"task_id": summary["id"]}
+                )
+                assert (
+                    polled.structured_content is not None
+                    and polled.structured_content["status"] == "succeeded"
+                )
+        finally:
+            release.set()

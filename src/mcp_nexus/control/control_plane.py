@@ -170,6 +170,11 @@ class ControlPlane:
             task = await self.queue.get(task_id)
         return task
 
+    def tool_timeout(self, name: str) -> float | None:
+        """The call timeout the pipeline applies to one of the gateway's tools (None: not listed)."""
+        policy = self.gateway.governance.policies.resolve(name)
+        return None if policy is None else float(policy.timeout)
+
     def subscribe(self, task_id: str, listener: TaskListener) -> Callable[[], None]:
         self._listeners.setdefault(task_id, []).append(listener)
 

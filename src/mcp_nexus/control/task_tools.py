@@ -44,6 +44,8 @@ class TaskOperations(Protocol):
 
     async def cancel(self, task_id: str) -> UnifiedTask: ...
 
+    def tool_timeout(self, name: str) -> float | None: ...
+
     async def wait(
         self, task_id: str, timeout: float, listener: Callable[[UnifiedTask, str], None] | None = ...
     ) -> UnifiedTask: ...
@@ -54,6 +56,7 @@ TASK_STATUS = "nexus.task_status"
 CANCEL_TASK = "nexus.cancel_task"
 LIST_TASKS = "nexus.list_tasks"
 
+RESPONSE_MARGIN_S = 2.0
 _TASK_ID = {"type": "string", "description": "the id nexus.run_goal answered with"}
 
 
@@ -133,7 +136,12 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
             pending.add(sent)
             sent.add_done_callback(pending.discard)
 
-        task = await control.wait(task.id, min(float(wait), settings.run_goal_wait), on_event)
+        limit = min(float(wait), settings.run_goal_wait)
+        timeout = control.tool_timeout(RUN_GOAL)
+        if timeout is not None:
+            # Answer (with the task id) before the pipeline's timeout would turn the wait into an error.
+            limit = min(limit, max(0.0, timeout - RESPONSE_MARGIN_S))
+        task = await control.wait(task.id, limit, on_event)
         return _answer(
             describe(task), task.summary(), error=task.status in (TaskStatus.FAILED, TaskStatus.CANCELLED)
         )
@@ -204,6 +212,8 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
                     },
                     "required": ["goal"],
                 },
+                # Each call queues a new task: never retried by the pipeline.
+                annotations=types.ToolAnnotations(read_only_hint=False, idempotent_hint=False),
             ),
             run_goal_plain,
             progress_handler=run_goal,
