@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from mcp_nexus.config.control import LLMSettings
-from mcp_nexus.control.manager import McpManager
 from mcp_nexus.control.openai_client import OpenAICompatibleClient
 from mcp_nexus.control.task import TaskStatus, TaskType, UnifiedTask
+from mcp_nexus.manager import McpManager
 from support.fake_openai import Reply, error, fake_openai, json_text, request_kind, tool_call
 from support.home_server import make_devices
 

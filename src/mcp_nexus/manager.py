@@ -6,7 +6,8 @@
                                                  execution_data={"goal": "打开客厅的灯", "user_intent": "打开客厅的灯"}))
     await manager.close()
 
-It runs the same `Runtime` as `nexus serve`, without frontends: every call still goes
+It sits beside runtime.py (it runs one) rather than in control/, which the runtime itself
+builds on. It runs the same `Runtime` as `nexus serve`, without frontends: every call still goes
 through the gateway's pipeline. `llm_client` is any `LLMClientProtocol` (None: the
 config's `llm` section, or the rule router). The design's deprecated task methods
 (submit_task, get_task_status, cancel_task, list_all_tasks) are the queue's.
