@@ -34,6 +34,7 @@ from mcp_nexus.control.decision import RouterContext, RouterDecision
 from mcp_nexus.control.llm_json import BadAnswerError, json_object, string_list
 from mcp_nexus.control.llm_protocol import LLMClientProtocol, LLMError
 from mcp_nexus.control.recording_llm import RecordingLLM
+from mcp_nexus.control.router import select_tools
 from mcp_nexus.control.task import PlanStep, StepRecord, TaskPlan, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.control.tool_source import ToolSource
@@ -259,7 +260,8 @@ class McpExecutor:
     async def _make_plan(self, task: UnifiedTask, llm: RecordingLLM | None) -> TaskPlan:
         if llm is None:
             return TaskPlan(steps=[PlanStep(index=0, description=task.goal)])
-        tools = self.tools.tools()[: self.settings.max_tools] if self.tools is not None else []
+        # The same narrowing as the router's (search when there are many), so the plan names real tools.
+        tools = select_tools(self.tools, task.goal, self.settings.max_tools) if self.tools is not None else []
         listing = "\n".join(
             f"- {t.tool_name}: {(t.description or '').splitlines()[0][:160] if t.description else ''}"
             for t in tools
