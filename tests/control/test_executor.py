@@ -276,3 +276,43 @@ async def test_cancel_a_running_task_and_a_pending_one(tmp_path: Path) -> None:
                 ]
         finally:
             release.set()
+
+
+async def test_a_graceful_stop_leaves_the_task_pending_and_the_next_gateway_finishes_it(
+    tmp_path: Path,
+) -> None:
+    release = threading.Event()
+    held = {"once": True}
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if request_kind(body) == "route" and "entity starlette" in goal_of(body) and held["once"]:
+            held["once"] = False
+            return hold(release, tool_call("cortex__add_entity", STARLETTE))
+        return scripted(plan=json_text({"steps": PLAN}), routes=CORTEX_ROUTES)(body)
+
+    document = control_document(tmp_path, None)
+    with fake_openai(answer) as fake:
+        document["llm"] = control_document(tmp_path, fake.base_url)["llm"]
+        try:
+            async with running(document) as runtime:
+                task = await runtime.control.submit("record that fastapi uses starlette")
+                for _ in range(250):
+                    if not held["once"]:
+                        break
+                    await asyncio.sleep(0.02)
+                assert not held["once"], "step 2 never asked the model"
+            # the first gateway stopped while step 2 waited for the model
+        finally:
+            release.set()
+        async with running(document) as runtime:
+            done = await finish(runtime, task)
+            assert done.status is TaskStatus.SUCCEEDED, done.error
+            assert done.resumed == 1
+            interrupted = [r for r in done.history if r.error and r.error.startswith("interrupted")]
+            assert len(interrupted) == 1 and interrupted[0].plan_step == 1
+            assert [r.tool for r in done.history if r.ok] == [
+                "cortex.add_entity",
+                "cortex.add_entity",
+                "cortex.connect_entities",
+            ]
+            assert_recorded_fastapi_uses_starlette(await graph(runtime))

@@ -101,6 +101,13 @@ class TaskWorker:
             if self._stopping:
                 # Not the task's end: it resumes at its current step when the gateway starts again.
                 task.status = TaskStatus.PENDING
+                task.resumed += 1
+                if task.history and not task.history[-1].ok and task.history[-1].error is None:
+                    task.history[
+                        -1
+                    ].error = "interrupted: the gateway stopped during this step (it runs again)"
+                if task.plan is not None and task.plan.current_step is not None:
+                    task.plan.current_step.status = "pending"
                 with contextlib.suppress(BaseException):
                     await asyncio.shield(self.queue.save(task))
                 raise
