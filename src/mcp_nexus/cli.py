@@ -28,6 +28,7 @@ from mcp_nexus.config.watch import ConfigSource
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
+from mcp_nexus.task_cli import app as task_app
 from mcp_nexus.upstream.upstream import Upstream
 
 app = typer.Typer(help="Nexus: many MCP servers behind one governed endpoint.", no_args_is_help=True)
@@ -37,6 +38,7 @@ app.add_typer(cortex_app, name="cortex")
 app.add_typer(device_app, name="device")
 app.add_typer(cache_app, name="cache")
 app.add_typer(bridge_app, name="bridge")
+app.add_typer(task_app, name="task")
 
 err = Console(stderr=True)
 out = Console()
@@ -100,7 +102,7 @@ def _api(
 
 def _private_options() -> RuntimeOptions:
     """A private gateway for one command (`--config F`): no port, watcher or bridge; every server awaited."""
-    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True)
+    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True, tasks=False)
 
 
 def _quiet() -> None:

@@ -116,6 +116,9 @@ class Gateway:
         # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
         self.status_providers: dict[str, Callable[[], Any]] = {}
+        # The control plane (control/control_plane.py) when configured: set by it, read by the
+        # admin API and the CLI; the gateway itself never uses it.
+        self.control: Any = None
         self._state_listeners: list[StateListener] = []
         self._heard_listeners: list[HeardListener] = []
         self._config_listeners: list[ConfigListener] = []

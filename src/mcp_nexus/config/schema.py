@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
+from mcp_nexus.config.control import ControlSettings, LLMSettings
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.config.stores import StoresSettings
@@ -309,6 +310,9 @@ class NexusConfig(_Strict):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
     stores: StoresSettings = Field(default_factory=StoresSettings)  # config/stores.py; chosen once at start
+    # The control plane (config/control.py): built only when llm.base_url or control.enabled is set.
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    control: ControlSettings = Field(default_factory=ControlSettings)
     source_format: str = "nexus"
     # What `${VAR}` substitution put into this config: never shown, redacted from logs.
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)

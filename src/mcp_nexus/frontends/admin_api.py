@@ -7,7 +7,8 @@
     POST /api/tools/{name}/call               {"arguments": {...}} -> the result, through the pipeline
     POST /api/reload                          re-read the config file and apply the diff
     GET  /api/openapi.json                    this API as an OpenAPI 3.1 document
-(the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py)
+(the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py; the task
+routes, /api/tasks..., from admin_tasks.py)
 
 Every answer is JSON through AdminJSONResponse; every error is {"error": "..."} with a status
 from one table (admin_json.py). Bodies are capped by the guard (gateway.request_max_bytes).
@@ -31,6 +32,7 @@ from mcp_nexus.frontends.admin_json import (
     gateway_error_response,
     read_json_object,
 )
+from mcp_nexus.frontends.admin_tasks import task_openapi_paths, task_routes
 from mcp_nexus.gateway import Gateway, UnknownServerError
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
@@ -190,6 +192,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
         Route("/api/tools/{name:path}/call", call_tool, methods=["POST"]),
         Route("/api/reload", reload, methods=["POST"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
+        *task_routes(gateway),
     ]
 
 
@@ -480,5 +483,6 @@ def openapi_document() -> dict[str, Any]:
             "/api/openapi.json": {
                 "get": {"summary": "This document", "responses": _guarded({"200": _json(any_object)})}
             },
+            **task_openapi_paths(_guarded),
         },
     }
