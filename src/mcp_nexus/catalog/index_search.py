@@ -1,0 +1,76 @@
+"""BM25 over the tool index (bm25s): names, descriptions, input property names and tags.
+
+Built once per index version (a few milliseconds for a thousand tools) and then answered from
+sparse matrices. Names and tags are repeated in a tool's document so that a word in a name
+outweighs the same word somewhere in a long description.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import bm25s
+import numpy as np
+
+from mcp_nexus.catalog.index_entry import IndexEntry
+from mcp_nexus.catalog.search_tokens import tokenize
+
+NAME_WEIGHT = 3
+TAG_WEIGHT = 2
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+def _property_names(schema: dict[str, Any]) -> Iterable[str]:
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for key, value in properties.items():
+            yield str(key)
+            if isinstance(value, dict):  # one level of nesting: {"target": {"properties": {"x": ..}}}
+                inner = value.get("properties")
+                if isinstance(inner, dict):
+                    yield from (str(k) for k in inner)
+
+
+def document_tokens(entry: IndexEntry) -> list[str]:
+    names = tokenize(f"{entry.name} {entry.tool_name}")
+    tags = tokenize(" ".join(entry.tags))
+    return [
+        *(names * NAME_WEIGHT),
+        *(tags * TAG_WEIGHT),
+        *tokenize(entry.description),
+        *tokenize(" ".join(_property_names(entry.input_schema))),
+    ]
+
+
+class IndexSearch:
+    def __init__(self, entries: Sequence[IndexEntry]) -> None:
+        self.entries = list(entries)
+        self._retriever: bm25s.BM25 | None = None
+        self._by_name: dict[str, list[int]] = {}
+        for i, entry in enumerate(self.entries):
+            for key in {entry.name, entry.tool_name}:
+                self._by_name.setdefault(key, []).append(i)
+        if self.entries:
+            retriever = bm25s.BM25()
+            retriever.index([document_tokens(e) for e in self.entries], show_progress=False)
+            self._retriever = retriever
+
+    def search(self, query: str, tags: Sequence[str] | None = None, limit: int = 10) -> list[IndexEntry]:
+        """Best first; only tools carrying every tag in `tags`; an empty query lists the tagged tools."""
+        if limit <= 0 or not self.entries:
+            return []
+        wanted = set(tags or ())
+        allowed = np.array([wanted.issubset(e.tags) for e in self.entries], dtype=bool)
+        tokens = tokenize(query or "")
+        if not tokens or self._retriever is None:
+            return [e for e, ok in zip(self.entries, allowed, strict=True) if ok][:limit] if wanted else []
+        scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
+        scores[~allowed] = 0.0
+        for i in self._by_name.get(query.strip(), ()):  # a query that is a tool's name finds it first
+            if allowed[i]:
+                scores[i] += 1e6
+        order = np.argsort(-scores, kind="stable")
+        return [self.entries[i] for i in order[:limit] if scores[i] > 0]
