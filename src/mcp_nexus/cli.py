@@ -25,6 +25,7 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.index_cli import app as index_app
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
@@ -37,6 +38,7 @@ app.add_typer(cortex_app, name="cortex")
 app.add_typer(device_app, name="device")
 app.add_typer(cache_app, name="cache")
 app.add_typer(bridge_app, name="bridge")
+app.add_typer(index_app, name="index")
 
 err = Console(stderr=True)
 out = Console()

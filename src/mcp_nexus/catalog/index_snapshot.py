@@ -90,8 +90,9 @@ class IndexSnapshot:
         if not isinstance(doc, dict):
             raise IndexFormatError(f"an index file is a JSON object, got {type(doc).__name__}")
         last_sync = doc.get("last_sync")
-        if last_sync is not None and (not isinstance(last_sync, str) or parse_iso(last_sync) is None):
-            raise IndexFormatError(f"last_sync: expected an ISO 8601 time, got {last_sync!r}")
+        if last_sync is not None and not isinstance(last_sync, str):
+            raise IndexFormatError(f"last_sync: expected an ISO 8601 time as a string, got {last_sync!r}")
+        # An unreadable time is kept as written: the snapshot then counts as expired (age unknown).
         servers_doc = doc.get("servers")
         if not isinstance(servers_doc, list):
             raise IndexFormatError("servers: expected a list of {server_id, tools}")
@@ -103,15 +104,15 @@ class IndexSnapshot:
             server_id = server.get("server_id")
             if not isinstance(server_id, str) or not server_id:
                 raise IndexFormatError(f"{where}.server_id: expected a non-empty string, got {server_id!r}")
-            if server_id in servers:
-                raise IndexFormatError(f"{where}.server_id: {server_id!r} appears twice")
             tools = server.get("tools", [])
             if not isinstance(tools, list):
                 raise IndexFormatError(f"{where}.tools: expected a list of tools")
-            servers[server_id] = tuple(
-                _entry(tool, server_id, f"{where}.tools[{j}]", last_sync, namer)
-                for j, tool in enumerate(tools)
-            )
+            # A server or tool named twice: the later one wins (as a dict update would).
+            by_name = {entry.tool_name: entry for entry in servers.get(server_id, ())}
+            for j, tool in enumerate(tools):
+                entry = _entry(tool, server_id, f"{where}.tools[{j}]", last_sync, namer)
+                by_name[entry.tool_name] = entry
+            servers[server_id] = tuple(by_name.values())
         version = doc.get("version", INDEX_FORMAT_VERSION)
         return cls(servers, last_sync, str(version))
 

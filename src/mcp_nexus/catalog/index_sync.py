@@ -85,7 +85,7 @@ class IndexSync:
 
     async def start(self, servers_started: Awaitable[Any] | None = None) -> None:
         """Load the saved snapshot and apply the start rules; a needed sync runs once `servers_started` is done."""
-        saved = await self._load()
+        saved = self._configured_only(await self._load())
         settings = self.settings
         reason = self._refresh_reason(saved, settings)
         status = self.index.status
@@ -215,7 +215,7 @@ class IndexSync:
                 )
                 status.servers = states
             logger.info("tool index: %s", status.message)
-            return self.index.describe(self.settings.cache_ttl_seconds)
+            return self.describe()
 
     async def _ask(self, upstream: Upstream) -> str | None:
         """Ask one server for its tools now; None when it answered, else why not."""
@@ -310,9 +310,22 @@ class IndexSync:
                 for server_id, tools in snapshot.servers.items()
             }
             await self._save(snapshot)
-            return self.index.describe(self.settings.cache_ttl_seconds)
+            return self.describe()
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        return self.index.describe(self.settings.cache_ttl_seconds)
+
+    def _configured_only(self, saved: IndexSnapshot | None) -> IndexSnapshot | None:
+        """A saved snapshot without the servers no longer configured (their tools cannot be called)."""
+        if saved is None:
+            return None
+        configured = self._current().servers
+        if all(server_id in configured for server_id in saved.servers):
+            return saved
+        kept = {server_id: tools for server_id, tools in saved.servers.items() if server_id in configured}
+        return IndexSnapshot(kept, saved.last_sync, saved.format_version)
 
     def _by_server(self) -> dict[str, dict[str, IndexEntry]]:
         return {
