@@ -25,6 +25,7 @@ from typing import Any, Literal
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_search import IndexSearch
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot
+from mcp_nexus.catalog.tags import Tagger
 
 IndexSource = Literal["empty", "loading", "cache", "sync", "stale-cache"]
 """Where the index's contents came from: nothing yet; a saved snapshot still within its TTL;
@@ -60,6 +61,7 @@ class ToolIndex:
         self._by_name: dict[str, IndexEntry] = {}
         self._version = ""
         self._search: IndexSearch | None = None
+        self.tagger = Tagger()  # the sync sets the operator's rules: queries are tagged like tools
         self.set_snapshot(snapshot or IndexSnapshot())
 
     # -- contents ------------------------------------------------------------------------
@@ -109,7 +111,7 @@ class ToolIndex:
     def search(self, query: str, tags: Sequence[str] | None = None, limit: int = 10) -> list[IndexEntry]:
         if self._search is None:
             self._search = IndexSearch(self._entries)
-        return self._search.search(query, tags, limit)
+        return self._search.search(query, tags, limit, self.tagger.tags_for("", query or ""))
 
     def tags(self) -> dict[str, int]:
         """Every tag in use, with how many tools carry it."""

@@ -58,13 +58,25 @@ class IndexSearch:
             retriever.index([document_tokens(e) for e in self.entries], show_progress=False)
             self._retriever = retriever
 
-    def search(self, query: str, tags: Sequence[str] | None = None, limit: int = 10) -> list[IndexEntry]:
-        """Best first; only tools carrying every tag in `tags`; an empty query lists the tagged tools."""
+    def search(
+        self,
+        query: str,
+        tags: Sequence[str] | None = None,
+        limit: int = 10,
+        query_tags: Sequence[str] = (),
+    ) -> list[IndexEntry]:
+        """Best first; only tools carrying every tag in `tags`; an empty query lists the tagged tools.
+
+        `query_tags` are the tags the query's own words point at (e.g. "导航" -> navigation): they
+        join the query as words, so a Chinese query finds a tool described in English by its tag.
+        """
         if limit <= 0 or not self.entries:
             return []
         wanted = set(tags or ())
         allowed = np.array([wanted.issubset(e.tags) for e in self.entries], dtype=bool)
         tokens = tokenize(query or "")
+        if tokens:
+            tokens += tokenize(" ".join(query_tags))
         if not tokens or self._retriever is None:
             return [e for e, ok in zip(self.entries, allowed, strict=True) if ok][:limit] if wanted else []
         scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)

@@ -72,6 +72,7 @@ class IndexSync:
         rules = self.settings.tag_rules
         if self._tagger is None or self._tagger[0] != rules:
             self._tagger = (dict(rules), Tagger(rules))
+            self.index.tagger = self._tagger[1]
         return self._tagger[1]
 
     def namer(self, server_id: str, tool_name: str) -> str:
@@ -85,6 +86,7 @@ class IndexSync:
 
     async def start(self, servers_started: Awaitable[Any] | None = None) -> None:
         """Load the saved snapshot and apply the start rules; a needed sync runs once `servers_started` is done."""
+        self.tagger()  # queries are tagged with the operator's rules too
         saved = self._configured_only(await self._load())
         settings = self.settings
         reason = self._refresh_reason(saved, settings)

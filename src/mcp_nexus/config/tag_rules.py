@@ -2,7 +2,8 @@
 
 A rule is a keyword, matched case-insensitively as a whole word in Latin script and as a
 substring in CJK text (Chinese has no spaces between words), or a regular expression written
-between slashes: `"/^nav_/"`.
+between slashes: `"/^nav_/"` (matched against the name, its words and the description, each on
+a line of its own, case-insensitively).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def has_cjk(text: str) -> bool:
 def compile_rule(rule: str) -> re.Pattern[str]:
     """The pattern a rule stands for; raises `re.error` for a bad regular expression."""
     if len(rule) >= 2 and rule.startswith("/") and rule.endswith("/"):
-        return re.compile(rule[1:-1], re.IGNORECASE)
+        return re.compile(rule[1:-1], re.IGNORECASE | re.MULTILINE)
     keyword = rule.strip()
     if has_cjk(keyword):
         return re.compile(re.escape(keyword))
