@@ -74,7 +74,7 @@ class IndexSearch:
             return []
         wanted = set(tags or ())
         allowed = np.array([wanted.issubset(e.tags) for e in self.entries], dtype=bool)
-        tokens = tokenize(query or "")
+        tokens = tokenize(query or "", query=True)
         if tokens:
             tokens += tokenize(" ".join(query_tags))
         if not tokens or self._retriever is None:

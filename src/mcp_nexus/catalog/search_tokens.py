@@ -70,11 +70,14 @@ def _stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, *, query: bool = False) -> list[str]:
+    """Document words; with `query`, a Chinese run of two or more characters gives its bigrams only,
+    so "当前时间" does not match a tool about a room ("房间") by the single character "间"."""
     tokens: list[str] = []
     for piece in _TOKENS.findall(_CAMEL.sub(" ", text)):
         if _CJK_RUN.fullmatch(piece):
-            tokens.extend(piece)  # single characters
+            if not query or len(piece) == 1:
+                tokens.extend(piece)  # single characters
             tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
             continue
         word = piece.lower()

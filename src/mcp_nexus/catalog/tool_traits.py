@@ -70,7 +70,8 @@ def tool_traits(
 
     blocking = _configured(levels, "blocking")
     if blocking is None:
-        blocking = not read_only and (moves or time_params or bool(_LONG_RUNNING.search(words)))
+        # A read-only tool may still take long (a long scan); only motion needs a state change.
+        blocking = (moves and not read_only) or time_params or bool(_LONG_RUNNING.search(words))
 
     cost = _configured(levels, "cost")
     if cost is None:
