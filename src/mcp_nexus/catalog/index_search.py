@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
-
-import bm25s
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.search_tokens import tokenize
@@ -20,7 +17,8 @@ from mcp_nexus.catalog.search_tokens import tokenize
 NAME_WEIGHT = 3
 TAG_WEIGHT = 2
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+if TYPE_CHECKING:
+    import bm25s
 
 
 def _property_names(schema: dict[str, Any]) -> Iterable[str]:
@@ -54,6 +52,9 @@ class IndexSearch:
             for key in {entry.name, entry.tool_name}:
                 self._by_name.setdefault(key, []).append(i)
         if self.entries:
+            import bm25s  # numpy and bm25s load on the first search, not with every `nexus` command
+
+            logging.getLogger("bm25s").setLevel(logging.WARNING)
             retriever = bm25s.BM25()
             retriever.index([document_tokens(e) for e in self.entries], show_progress=False)
             self._retriever = retriever
@@ -72,6 +73,8 @@ class IndexSearch:
         """
         if limit <= 0 or not self.entries:
             return []
+        import numpy as np
+
         wanted = set(tags or ())
         allowed = np.array([wanted.issubset(e.tags) for e in self.entries], dtype=bool)
         tokens = tokenize(query or "", query=True)
