@@ -91,7 +91,7 @@ def test_tools_by_tag_search_and_one_entry(gateway: ServedGateway) -> None:
     unknown = gateway.get("/api/index/tools?tags=navigation")
     assert unknown.status_code == 400 and "unknown query parameter 'tags'" in unknown.json()["error"]
     newline = gateway.get("/api/index/tools/a%0Ab")  # any name reaches the handler and gets JSON
-    assert newline.status_code == 404 and "no tool named 'a\nb'" in newline.json()["error"]
+    assert newline.status_code == 404 and "no tool named 'a\\nb'" in newline.json()["error"]
 
 
 def test_sync_over_the_api_and_the_cli(gateway: ServedGateway) -> None:
