@@ -17,7 +17,6 @@ Names: a query may use the exposed name (`robot.navigate_to`) or the server's ow
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -156,6 +155,5 @@ class ToolIndex:
 def _content_version(entries: list[IndexEntry]) -> str:
     digest = hashlib.sha256()
     for entry in entries:
-        digest.update(json.dumps(entry.content_key(), ensure_ascii=False, default=str).encode())
-        digest.update(b"\0")
+        digest.update(entry.digest.encode())
     return digest.hexdigest()[:16]

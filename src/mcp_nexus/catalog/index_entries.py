@@ -36,20 +36,31 @@ def entries_for_server(
         description = tool.description or ""
         schema = dict(tool.input_schema or {})
         traits = tool_traits(server, tool.name, description, annotations, schema)
-        entry = IndexEntry(
-            server_id=server.name,
-            tool_name=tool.name,
-            name=exposed_name(namespace, tool.name, separator),
-            description=description,
-            input_schema=schema,
-            tags=tagger.tags_for(tool.name, description, annotations),
-            blocking=traits.blocking,
-            cost_estimate=traits.cost_estimate,
-            last_updated=now,
-            annotations=annotations,
-        )
+        name = exposed_name(namespace, tool.name, separator)
+        tags = tagger.tags_for(tool.name, description, annotations)
         old = (previous or {}).get(tool.name)
-        if old is not None and old.content_key() == entry.content_key():
-            entry = old  # same tool as before: its last_updated stays
-        entries.append(entry)
+        if (
+            old is not None
+            and (old.name, old.description, old.tags, old.blocking, old.cost_estimate)
+            == (name, description, tags, traits.blocking, traits.cost_estimate)
+            and old.input_schema == schema
+            and old.annotations == annotations
+        ):
+            entries.append(old)  # the same tool as before: its entry (and last_updated) stays
+            continue
+        # Built from a validated types.Tool and our own computations: no second validation.
+        entries.append(
+            IndexEntry.model_construct(
+                server_id=server.name,
+                tool_name=tool.name,
+                name=name,
+                description=description,
+                input_schema=schema,
+                tags=tags,
+                blocking=traits.blocking,
+                cost_estimate=traits.cost_estimate,
+                last_updated=now,
+                annotations=annotations,
+            )
+        )
     return tuple(entries)

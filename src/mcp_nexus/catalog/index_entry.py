@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,19 +48,25 @@ class IndexEntry(BaseModel):
         """JSON-ready, every field (the admin API and `nexus index show`)."""
         return self.model_dump(mode="json")
 
-    def content_key(self) -> tuple[Any, ...]:
-        """Everything but the timestamp: two entries with equal keys describe the same tool."""
-        return (
+    @cached_property
+    def digest(self) -> str:
+        """A hash of everything but the timestamp: equal digests describe the same tool.
+
+        Cached on the (frozen) entry: an unchanged tool keeps its entry across syncs, so the
+        index version over ten thousand tools costs one hash each, once.
+        """
+        content = (
             self.server_id,
             self.tool_name,
             self.name,
             self.description,
             _canonical(self.input_schema),
-            tuple(self.tags),
+            self.tags,
             self.blocking,
             self.cost_estimate,
             _canonical(self.annotations),
         )
+        return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
 
 
 def _canonical(value: Any) -> str:

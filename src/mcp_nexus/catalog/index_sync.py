@@ -278,7 +278,7 @@ class IndexSync:
                 previous=previous.get(upstream.name),
             )
             old = servers.get(upstream.name)
-            if old is not None and [e.content_key() for e in old] == [e.content_key() for e in entries]:
+            if old is not None and [e.digest for e in old] == [e.digest for e in entries]:
                 continue
             servers[upstream.name] = entries
             self.index.status.servers[upstream.name] = ServerIndexStatus("synced", len(entries), None, now)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcp_nexus.config.tag_rules import compile_rule
+from mcp_nexus.config.tag_rules import compile_rule, has_cjk, is_regex_rule
 
 BUILTIN_TAG_RULES: dict[str, tuple[str, ...]] = {
     "notification": (
@@ -151,6 +151,38 @@ def name_words(name: str) -> str:
     return _SEPARATORS.sub(" ", _CAMEL.sub(" ", name)).strip().lower()
 
 
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+class _TagRule:
+    """One tag's rules, split by kind so that matching is set lookups, not a hundred regex scans."""
+
+    def __init__(self, rules: Iterable[str]) -> None:
+        self.words: set[str] = set()
+        self.phrases: list[str] = []  # " send message " (spaces around, on the text's word sequence)
+        self.substrings: list[str] = []  # Chinese keywords
+        self.patterns: list[re.Pattern[str]] = []
+        for rule in rules:
+            if is_regex_rule(rule):
+                self.patterns.append(compile_rule(rule))
+            elif has_cjk(rule):
+                self.substrings.append(rule.strip())
+            else:
+                words = _WORDS.findall(rule.lower())
+                if len(words) == 1:
+                    self.words.add(words[0])
+                elif words:
+                    self.phrases.append(f" {' '.join(words)} ")
+
+    def matches(self, text: str, words: set[str], sequence: str) -> bool:
+        return (
+            not self.words.isdisjoint(words)
+            or any(phrase in sequence for phrase in self.phrases)
+            or any(part in text for part in self.substrings)
+            or any(pattern.search(text) for pattern in self.patterns)
+        )
+
+
 class Tagger:
     """Built-in rules merged with the operator's; compiled once per settings object."""
 
@@ -158,20 +190,19 @@ class Tagger:
         merged: dict[str, list[str]] = {tag: list(rules) for tag, rules in BUILTIN_TAG_RULES.items()}
         for tag, rules in (user_rules or {}).items():
             merged.setdefault(tag, []).extend(rules)
-        self.rules: dict[str, list[re.Pattern[str]]] = {
-            tag: [compile_rule(rule) for rule in rules] for tag, rules in merged.items()
-        }
+        self.rules: dict[str, _TagRule] = {tag: _TagRule(rules) for tag, rules in merged.items()}
 
     @property
     def known_tags(self) -> list[str]:
         return [*self.rules, *ANNOTATION_TAGS.values()]
 
-    def tags_for(
-        self, name: str, description: str, annotations: Mapping[str, Any] | None = None
-    ) -> list[str]:
+    def tags_for(self, name: str, description: str, annotations: Mapping[str, Any] | None = None) -> list[str]:
         """The tags in a stable order: rule tags as configured, then annotation tags."""
         text = f"{name_words(name)}\n{name}\n{description}"
-        found = [tag for tag, patterns in self.rules.items() if any(p.search(text) for p in patterns)]
+        found_words = _WORDS.findall(text.lower())
+        words = set(found_words)
+        sequence = f" {' '.join(found_words)} "
+        found = [tag for tag, rule in self.rules.items() if rule.matches(text, words, sequence)]
         for hint, tag in ANNOTATION_TAGS.items():
             if (annotations or {}).get(hint) is True:
                 found.append(tag)

@@ -17,9 +17,13 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+def is_regex_rule(rule: str) -> bool:
+    return len(rule) >= 2 and rule.startswith("/") and rule.endswith("/")
+
+
 def compile_rule(rule: str) -> re.Pattern[str]:
     """The pattern a rule stands for; raises `re.error` for a bad regular expression."""
-    if len(rule) >= 2 and rule.startswith("/") and rule.endswith("/"):
+    if is_regex_rule(rule):
         return re.compile(rule[1:-1], re.IGNORECASE | re.MULTILINE)
     keyword = rule.strip()
     if has_cjk(keyword):
