@@ -148,7 +148,7 @@ def search_tools(
                 f"Try other words (English or Chinese) or a tag; tags in use: {known}.",
                 structured=structured,
             )
-        return _text(json.dumps(rows, ensure_ascii=False), structured=structured)
+        return _text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), structured=structured)
 
     async def call_tool(arguments: dict[str, Any], caller: Caller | None = None) -> types.CallToolResult:
         # Reached only when something calls this handler directly: the gateway unwraps call_tool first.
