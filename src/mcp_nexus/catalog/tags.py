@@ -196,7 +196,9 @@ class Tagger:
     def known_tags(self) -> list[str]:
         return [*self.rules, *ANNOTATION_TAGS.values()]
 
-    def tags_for(self, name: str, description: str, annotations: Mapping[str, Any] | None = None) -> list[str]:
+    def tags_for(
+        self, name: str, description: str, annotations: Mapping[str, Any] | None = None
+    ) -> list[str]:
         """The tags in a stable order: rule tags as configured, then annotation tags."""
         text = f"{name_words(name)}\n{name}\n{description}"
         found_words = _WORDS.findall(text.lower())
