@@ -100,6 +100,12 @@ def _api(
         raise typer.Exit(1) from exc
 
 
+def _private_config(cfg: NexusConfig) -> NexusConfig:
+    """A private gateway answers one command: it must not overwrite the serving gateway's saved tool index."""
+    cfg.gateway.index.persist = False
+    return cfg
+
+
 def _private_options() -> RuntimeOptions:
     """A private gateway for one command (`--config F`): no port, watcher or bridge; every server awaited."""
     return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True)
@@ -258,7 +264,7 @@ def tools(
 async def _private_tools(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import tool_rows
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return tool_rows(runtime.gateway)
 
 
@@ -318,7 +324,7 @@ def call(
 
 
 async def _private_call(cfg: NexusConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         result = await runtime.gateway.call_tool_result(tool, arguments, caller=Caller("cli"))
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -401,7 +407,7 @@ def servers(
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import server_status
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return [server_status(s) for s in runtime.gateway.supervisors.values()]
 
 

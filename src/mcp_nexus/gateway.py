@@ -130,7 +130,7 @@ class Gateway:
         self.index = ToolIndex()
         self.index_sync = IndexSync(
             self.index,
-            open_index_store(config.gateway.index.path),
+            open_index_store(config.gateway.index.path) if config.gateway.index.persist else None,
             lambda: self.config,
             lambda: self.upstreams,
         )

@@ -104,6 +104,7 @@ def test_effective_defaults_are_shown_not_null(tmp_path: Path) -> None:
         "force_refresh_on_init": False,
         "path": str(tmp_path / "data" / "index" / "tool_index.sqlite3"),
         "sync_timeout": 10.0,
+        "persist": True,
         "tag_rules": {},
     }
     assert gateway["tool_search"]["mode"] == "off"

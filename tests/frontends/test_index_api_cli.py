@@ -160,3 +160,18 @@ def test_the_served_openapi_document_has_the_index_operations(gateway: ServedGat
     paths = gateway.get("/api/openapi.json").json()["paths"]
     assert {"/api/index", "/api/index/tools", "/api/index/tools/{name}", "/api/index/sync"} <= set(paths)
     assert {"/api/index/export", "/api/index/import"} <= set(paths)
+
+
+def test_a_private_gateway_of_one_command_never_writes_the_index(tmp_path: Path) -> None:
+    config = tmp_path / "nexus.json"
+    config.write_text(json.dumps({"gateway": {"include_builtins": True}}))
+    done = subprocess.run(
+        [str(VENV_BIN / "nexus"), "tools", "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        env=child_env(NEXUS_DATA_DIR=str(tmp_path / "data"), NEXUS_CORTEX_DIR=str(tmp_path / "kb")),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "get_system_info" in done.stdout
+    assert not (tmp_path / "data" / "index").exists()

@@ -223,6 +223,7 @@ class IndexSettings(_Strict):
     sync_timeout: float = Field(
         default=10.0, gt=0, description="seconds one server may take to list its tools"
     )
+    persist: bool = Field(default=True, description="save the index; false: kept in memory only")
     tag_rules: dict[str, list[str]] = Field(
         default_factory=dict,
         description='extra tags: {tag: [keyword, "/regex/", ...]} matched on tool names and descriptions',
