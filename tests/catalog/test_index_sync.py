@@ -232,3 +232,15 @@ async def test_list_changed_updates_the_index_incrementally_and_saves(tmp_path: 
 def _tools_saved(index_file: Path) -> set[str]:
     with sqlite3.connect(index_file) as db:
         return {row[0] for row in db.execute("SELECT tool_name FROM tools")}
+
+
+async def test_a_snapshot_older_than_the_ttl_is_synced_again_while_running(tmp_path: Path) -> None:
+    doc = config(tmp_path / "index.sqlite3", cache_ttl_seconds=1)
+    del doc["servers"]["time"]
+    async with running(doc) as runtime:
+        gateway = runtime.gateway
+        await settled(gateway)
+        first = gateway.index.last_sync
+        await eventually(lambda: gateway.index.status.syncs >= 2, 10, "a second sync after cache_ttl_seconds")
+        assert "cache_ttl_seconds passed" in gateway.index.status.message
+        assert gateway.index.last_sync is not None and first is not None and gateway.index.last_sync >= first

@@ -13,7 +13,7 @@ After that the index follows the servers: when the aggregated tool list changes 
 joined, announced tools/list_changed, or a reload changed it), the ready servers whose tools
 differ from their entries get new entries and the snapshot is saved (incremental sync). A
 snapshot older than `cache_ttl_seconds` is synced again; a stale one is retried every minute
-and as soon as a server is back.
+and as soon as a server is back (an empty index too, every minute).
 """
 
 from __future__ import annotations
@@ -367,8 +367,8 @@ class IndexSync:
             ttl = self.settings.cache_ttl_seconds
             if ttl <= 0:
                 return
-            if self.index.status.stale:
-                delay = min(ttl, STALE_RETRY_S)
+            if self.index.status.stale or self.index.status.source == "empty":
+                delay = min(ttl, STALE_RETRY_S)  # nothing answered last time: ask again, not in a loop
             else:
                 age = self.index.snapshot.age_seconds()
                 delay = ttl - (age if age is not None else ttl)
