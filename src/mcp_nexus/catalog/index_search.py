@@ -48,6 +48,7 @@ class IndexSearch:
         self.entries = list(entries)
         self._retriever: bm25s.BM25 | None = None
         self._by_name: dict[str, list[int]] = {}
+        self._tag_masks: dict[str, Any] = {}
         for i, entry in enumerate(self.entries):
             for key in {entry.name, entry.tool_name}:
                 self._by_name.setdefault(key, []).append(i)
@@ -75,17 +76,34 @@ class IndexSearch:
             return []
         import numpy as np
 
-        wanted = set(tags or ())
-        allowed = np.array([wanted.issubset(e.tags) for e in self.entries], dtype=bool)
+        wanted = sorted(set(tags or ()))
+        allowed = self._with_tags(wanted) if wanted else None
         tokens = tokenize(query or "", query=True)
         if tokens:
             tokens += tokenize(" ".join(query_tags))
         if not tokens or self._retriever is None:
-            return [e for e, ok in zip(self.entries, allowed, strict=True) if ok][:limit] if wanted else []
+            if allowed is None:
+                return []
+            return [self.entries[i] for i in np.flatnonzero(allowed)[:limit]]
         scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
-        scores[~allowed] = 0.0
+        if allowed is not None:
+            scores[~allowed] = 0.0
         for i in self._by_name.get(query.strip(), ()):  # a query that is a tool's name finds it first
-            if allowed[i]:
+            if allowed is None or allowed[i]:
                 scores[i] += 1e6
-        order = np.argsort(-scores, kind="stable")
-        return [self.entries[i] for i in order[:limit] if scores[i] > 0]
+        # The best `limit` without sorting every score; ties keep the index order (stable).
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [self.entries[i] for i in top if scores[i] > 0]
+
+    def _with_tags(self, tags: list[str]) -> Any:
+        """A boolean mask of the tools carrying every tag (one mask per tag, built once)."""
+        import numpy as np
+
+        mask = np.ones(len(self.entries), dtype=bool)
+        for tag in tags:
+            if tag not in self._tag_masks:
+                self._tag_masks[tag] = np.array([tag in e.tags for e in self.entries], dtype=bool)
+            mask &= self._tag_masks[tag]
+        return mask
