@@ -77,7 +77,8 @@ def config(size: int, index_file: Path) -> dict[str, Any]:
 
 
 def ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms"
+    value = seconds * 1000
+    return f"{value:.2f} ms" if value < 10 else f"{value:.0f} ms"
 
 
 def percentile(values: list[float], q: float) -> float:
