@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot
+from mcp_nexus.config.load import config_from_document
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.stores.index_location import open_index_store
 from support.gateway import running
@@ -244,3 +245,25 @@ async def test_a_snapshot_older_than_the_ttl_is_synced_again_while_running(tmp_p
         await eventually(lambda: gateway.index.status.syncs >= 2, 10, "a second sync after cache_ttl_seconds")
         assert "cache_ttl_seconds passed" in gateway.index.status.message
         assert gateway.index.last_sync is not None and first is not None and gateway.index.last_sync >= first
+
+
+async def test_a_reload_retags_the_index_and_turns_search_mode_on(tmp_path: Path) -> None:
+    doc = config(tmp_path / "index.sqlite3")
+    del doc["servers"]["time"]
+    async with running(doc) as runtime:
+        gateway = runtime.gateway
+        await settled(gateway)
+        assert "home" not in gateway.index.get_tool_entry("set_light").tags  # type: ignore[union-attr]
+        assert "find_tools" not in gateway.catalog.tools
+        doc["gateway"]["index"]["tag_rules"] = {"home": ["灯"]}
+        doc["gateway"]["tool_search"] = {"mode": "on"}
+        new, _ = config_from_document(doc)
+        await gateway.reload(new)
+        await eventually(
+            lambda: [e.name for e in gateway.index.get_tools_by_tag("home")] == ["robot.set_light"],
+            10,
+            "set_light tagged home after the reload",
+        )
+        assert {"find_tools", "call_tool"} <= set(gateway.catalog.tools)
+        found = await gateway.call_tool_result("find_tools", {"query": "灯", "tags": ["home"]})
+        assert json.loads(found.content[0].text)[0]["name"] == "robot.set_light"  # type: ignore[union-attr]
