@@ -31,6 +31,7 @@ from mcp_nexus.catalog.index_snapshot import IndexSnapshot, utc_now_iso
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
+from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.stores.index_store import IndexStore, IndexStoreError
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -233,7 +234,8 @@ class IndexSync:
         except TimeoutError:
             return f"tools/list took longer than {timeout:g} s"
         except Exception as exc:  # any failure of one server is that server's result, never the sync's
-            return f"tools/list failed: {exc}"
+            # Shown in /api/index and logs: a URL with a token in it must not leak (config/secrets.py).
+            return SecretRedactor.for_server(upstream.config).redact(f"tools/list failed: {exc}")
         return None
 
     # -- incremental sync --------------------------------------------------------------------
