@@ -118,6 +118,8 @@ class IndexSync:
             if servers_started is not None:
                 await servers_started
             await self.sync(reason)
+        except Exception:  # the index stays as loaded; the periodic sync tries again
+            logger.exception("tool index: the first sync failed")
         finally:
             self._settled.set()
         self._start_timer()
