@@ -250,6 +250,12 @@ class IndexSync:
         self._spawn(self._incremental())
 
     async def _incremental(self) -> None:
+        try:
+            await self._follow_servers()
+        except Exception:  # one bad update must not stop the next ones
+            logger.exception("tool index: incremental update failed")
+
+    async def _follow_servers(self) -> None:
         async with self._lock:
             self._incremental_pending = False
             status = self.index.status
