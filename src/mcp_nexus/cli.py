@@ -25,6 +25,7 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.index_cli import app as index_app
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
@@ -39,6 +40,7 @@ app.add_typer(device_app, name="device")
 app.add_typer(cache_app, name="cache")
 app.add_typer(bridge_app, name="bridge")
 app.add_typer(task_app, name="task")
+app.add_typer(index_app, name="index")
 
 err = Console(stderr=True)
 out = Console()
@@ -98,6 +100,12 @@ def _api(
     except AdminError as exc:
         err.print(str(exc), style="red", highlight=False, markup=False)
         raise typer.Exit(1) from exc
+
+
+def _private_config(cfg: NexusConfig) -> NexusConfig:
+    """A private gateway answers one command: it must not overwrite the serving gateway's saved tool index."""
+    cfg.gateway.index.persist = False
+    return cfg
 
 
 def _private_options() -> RuntimeOptions:
@@ -258,7 +266,7 @@ def tools(
 async def _private_tools(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import tool_rows
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return tool_rows(runtime.gateway)
 
 
@@ -318,7 +326,7 @@ def call(
 
 
 async def _private_call(cfg: NexusConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         result = await runtime.gateway.call_tool_result(tool, arguments, caller=Caller("cli"))
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -401,7 +409,7 @@ def servers(
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import server_status
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return [server_status(s) for s in runtime.gateway.supervisors.values()]
 
 

@@ -14,7 +14,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.index import ToolIndex
+from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.catalog.tool_listing import CALL_TOOL
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
@@ -23,8 +26,10 @@ from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
+from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.replica_sync import ListChangeFanout
+from mcp_nexus.stores.index_location import open_index_store
 from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
@@ -136,6 +141,25 @@ class Gateway:
             self.catalog.local_tools[tool.name] = tool
         self.add_state_listener(self.governance.on_upstream_state)
         self.add_config_listener(self.governance.on_config)
+        # The tool index (docs/CONTROL.md): a saved snapshot of every server's tools, kept in step
+        # with the catalog; find_tools/call_tool serve clients in search mode from it.
+        self.index = ToolIndex()
+        self.index_sync = IndexSync(
+            self.index,
+            open_index_store(config.gateway.index.path) if config.gateway.index.persist else None,
+            lambda: self.config,
+            lambda: self.upstreams,
+        )
+        self.add_listener(self.index_sync.on_list_change)
+        self.add_config_listener(self.index_sync.on_config)
+        self._search_tools = search_tools(
+            self.index,
+            self.catalog,
+            lambda: self.config.gateway.tool_search,
+            lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
+        )
+        self._serve_search_tools(config)
+        self.add_config_listener(lambda _old, new: self._serve_search_tools(new))
         self.metrics = MetricsStep()
         route = RouteStep(self.catalog, input_answerer)
         self.pipeline = Pipeline([self.metrics, *self.governance.tool_steps, *(extra_steps or [])], route)
@@ -177,6 +201,7 @@ class Gateway:
                 on_progress(upstream)
 
         starts = {name: self._start_in_background(start_one(name)) for name in list(self.upstreams)}
+        await self.index_sync.start(asyncio.gather(*starts.values(), return_exceptions=True))
         in_process = [
             task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"
         ]
@@ -189,6 +214,7 @@ class Gateway:
 
     async def stop(self) -> None:
         """Stop every server (children reaped, sessions closed); starts in progress are cancelled first."""
+        await self.index_sync.stop()
         await asyncio.gather(*(s.close() for s in self.supervisors.values()))
         for task in list(self._starts):
             task.cancel()
@@ -356,6 +382,17 @@ class Gateway:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
+    def _serve_search_tools(self, config: NexusConfig) -> None:
+        """find_tools and call_tool are served while some frontend or client may be in search mode."""
+        wanted = config.gateway.tool_search.ever_on
+        for tool in self._search_tools:
+            if wanted:
+                self.catalog.local_tools[tool.name] = tool
+            else:
+                self.catalog.local_tools.pop(tool.name, None)
+        if self._started:
+            self._rebuild()
+
     def add_local_tool(self, tool: LocalTool) -> None:
         """Serve one of the gateway's own tools next to the aggregated ones."""
         self.catalog.local_tools[tool.name] = tool
@@ -441,6 +478,9 @@ class Gateway:
         meta: dict[str, Any] | None = None,
         round_: InputRound | None = None,
     ) -> ToolOutcome:
+        if name == CALL_TOOL and CALL_TOOL in self.catalog.local_tools:
+            # Search mode's call_tool(name, arguments) is the named call itself, through the whole pipeline.
+            name, arguments = unwrap_call_tool(arguments)
         call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta, round_)
         outcome: ToolOutcome = await self._run(self.pipeline, call)
         return outcome

@@ -176,48 +176,34 @@ async def test_rule_router_moves_a_cover_by_position(gateway: Gateway) -> None:
     assert decision.arguments == {"entity_id": "cover.living_room_curtain", "position": 50}
 
 
-async def test_index_tool_source_adapts_an_index(gateway: Gateway) -> None:
-    """The adapter the persisted tool index plugs in through: entries with a namespaced name and tags."""
-    from dataclasses import dataclass, field
-
+async def test_the_router_reads_the_persisted_tool_index(gateway: Gateway) -> None:
+    """The control plane's tool source is the gateway's ToolIndex: tags and BM25 search, kept to
+    the tools listed now (a stopped server's remembered tools are not offered)."""
     from mcp_nexus.control.tool_source import IndexToolSource
+    from support.polling import eventually
 
-    @dataclass
-    class Entry:
-        server_id: str
-        tool_name: str
-        namespaced_name: str
-        description: str
-        input_schema: dict[str, object]
-        tags: list[str] = field(default_factory=list)
-
-    class Index:
-        version = "v1"
-
-        def __init__(self) -> None:
-            self.entries = [
-                Entry(
-                    t.server_id,
-                    t.tool_name.rsplit(".", 1)[-1],
-                    t.tool_name,
-                    t.description,
-                    t.input_schema,
-                    ["home"],
-                )
-                for t in CatalogToolSource(gateway.catalog).tools()
-            ]
-
-        def get_all_tools(self) -> list[Entry]:
-            return self.entries
-
-        def search(self, query: str, limit: int = 5) -> list[Entry]:
-            return [e for e in self.entries if "turn" in e.tool_name][:limit]
-
-    source = IndexToolSource(Index())
-    assert {t.tool_name for t in source.tools()} == {
-        t.tool_name for t in CatalogToolSource(gateway.catalog).tools()
-    }
-    assert source.version() == "v1" and [t.tool_name for t in source.search("on", 1)] == ["home.turn_on"]
-    router = RuleRouter(source)
-    decision = await router.route(RouterContext("打开客厅的灯", 0, [], ENVIRONMENT))
+    listed = {t.tool_name for t in CatalogToolSource(gateway.catalog).tools()}
+    await eventually(
+        lambda: (
+            {e.name for e in gateway.index.get_all_tools()} >= {n for n in listed if n.startswith("home.")}
+        ),
+        what="the index to hold the home server's tools",
+    )
+    source = IndexToolSource(gateway.index, gateway.catalog)
+    assert {t.tool_name for t in source.tools()} == listed
+    by_name = {t.tool_name: t for t in source.tools()}
+    assert by_name["home.turn_on"].tags == tuple(gateway.index.get_tool_entry("home.turn_on").tags)  # type: ignore[union-attr]
+    assert "home.turn_on" in [t.tool_name for t in source.search("turn on a light", 3)]
+    assert gateway.index.version in source.version()
+    decision = await RuleRouter(source).route(RouterContext("打开客厅的灯", 0, [], ENVIRONMENT))
     assert decision.tool == "home.turn_on"
+
+    await gateway.stop_server("home")
+    await eventually(
+        lambda: "home.turn_on" not in gateway.catalog.tools, what="home's tools to leave the list"
+    )
+    assert gateway.index.get_tool_entry("home.turn_on") is not None  # the index remembers them ...
+    assert not [
+        t for t in source.tools() if t.tool_name.startswith("home.")
+    ]  # ... the router is not offered them
+    assert not [t for t in source.search("turn on a light", 3) if t.tool_name.startswith("home.")]

@@ -29,7 +29,7 @@ from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
 from mcp_nexus.control.task import ExecutionData, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.control.task_tools import task_tools
-from mcp_nexus.control.tool_source import CatalogToolSource, ToolSource
+from mcp_nexus.control.tool_source import IndexToolSource, ToolSource
 from mcp_nexus.control.worker import TaskWorker
 from mcp_nexus.paths import data_subdir
 from mcp_nexus.pipeline.call import Caller
@@ -69,7 +69,7 @@ class ControlPlane:
             Path(self.settings.queue_path).expanduser() if self.settings.queue_path else default_queue_path()
         )
         self.queue: TaskQueue = queue or SqliteTaskQueue(path)
-        self.tools: ToolSource = tools or CatalogToolSource(gateway.catalog)
+        self.tools: ToolSource = tools or IndexToolSource(gateway.index, gateway.catalog)
         self.cache = DecisionCache() if self.settings.decision_cache else None
         self._listeners: dict[str, list[TaskListener]] = {}
         self.executor = McpExecutor(

@@ -4,7 +4,7 @@ The router needs only the tools as the gateway lists them (namespaced names, bec
 call goes back through `gateway.call_tool`), their server, description, input schema and
 tags, a version that changes when the set changes (decision cache key) and, where it has
 one, a search to narrow hundreds of tools down. `CatalogToolSource` reads the gateway's
-live catalog (no tags); the persisted ToolIndex can implement the same protocol.
+live catalog (no tags); `IndexToolSource` reads the persisted ToolIndex (tags, search).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.index import ToolIndex
+from mcp_nexus.catalog.index_entry import IndexEntry
 
 LOCAL_SERVER_ID = "nexus"
 """The server id of the gateway's own tools (python_sandbox, nexus.*): what the pipeline records too."""
@@ -44,45 +46,42 @@ class SearchableToolSource(ToolSource, Protocol):
 
 
 class IndexToolSource:
-    """Any tool index with `get_all_tools()` (entries with server_id, a namespaced name, description,
-    input_schema, tags) and optionally `search(query, limit)`, as a ToolSource.
+    """The persisted tool index (tags, BM25 search) as a ToolSource, kept to what the gateway lists now.
 
-    The name the gateway lists is taken from the entry's `namespaced_name` or `exposed_name` when it
-    has one (the index may keep the upstream's own `tool_name` beside it), else `tool_name`.
+    The index also remembers the tools of servers that are down (what they offered when they
+    last answered); the router must not pick those, so every answer is filtered by the live
+    catalog. The gateway's own tools (python_sandbox, ...) are not in the index: they come from
+    the catalog, untagged.
     """
 
-    def __init__(self, index: Any) -> None:
+    def __init__(self, index: ToolIndex, catalog: Catalog) -> None:
         self.index = index
+        self.catalog = catalog
 
     @staticmethod
-    def info(entry: Any) -> ToolInfo:
-        name = (
-            getattr(entry, "namespaced_name", None) or getattr(entry, "exposed_name", None) or entry.tool_name
-        )
+    def info(entry: IndexEntry) -> ToolInfo:
         return ToolInfo(
             server_id=entry.server_id,
-            tool_name=name,
-            description=entry.description or "",
-            input_schema=dict(entry.input_schema or {}),
-            tags=tuple(getattr(entry, "tags", ()) or ()),
+            tool_name=entry.name,  # the exposed (namespaced) name: what gateway.call_tool takes
+            description=entry.description,
+            input_schema=dict(entry.input_schema),
+            tags=tuple(entry.tags),
         )
 
     def tools(self) -> list[ToolInfo]:
-        return [self.info(entry) for entry in self.index.get_all_tools()]
+        live = self.catalog.tools
+        indexed = [self.info(entry) for entry in self.index.get_all_tools() if entry.name in live]
+        known = {tool.tool_name for tool in indexed}
+        return indexed + [t for t in CatalogToolSource(self.catalog).tools() if t.tool_name not in known]
 
     def version(self) -> str:
-        known = getattr(self.index, "version", None) or getattr(self.index, "last_sync", None)
-        value = known() if callable(known) else known
-        if value:
-            return str(value)
-        return str(hash(tuple((t.tool_name, t.description) for t in self.tools())))
+        return f"{self.index.version}/{self.catalog.tools_signature}"
 
     def search(self, query: str, limit: int) -> list[ToolInfo]:
-        search = getattr(self.index, "search", None)
-        if search is None:
-            return []
-        hits = search(query, limit=limit)
-        return [self.info(getattr(hit, "entry", hit)) for hit in hits]
+        live = self.catalog.tools
+        # Ask for more than `limit`: hits of servers that are down are dropped below.
+        hits = self.index.search(query, limit=limit * 2)
+        return [self.info(entry) for entry in hits if entry.name in live][:limit]
 
 
 class CatalogToolSource:

@@ -8,7 +8,8 @@
     POST /api/reload                          re-read the config file and apply the diff
     GET  /api/openapi.json                    this API as an OpenAPI 3.1 document
 (the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py; the task
-routes, /api/tasks..., from admin_tasks.py)
+routes, /api/tasks..., from admin_tasks.py; the tool index routes under /api/index from
+admin_index.py)
 
 Every answer is JSON through AdminJSONResponse; every error is {"error": "..."} with a status
 from one table (admin_json.py). Bodies are capped by the guard (gateway.request_max_bytes).
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from mcp_nexus import __version__
 from mcp_nexus.config.errors import ConfigError
+from mcp_nexus.frontends.admin_index import index_openapi_paths
 from mcp_nexus.frontends.admin_json import (
     MAX_JSON_DEPTH,
     AdminJSONResponse,
@@ -484,5 +486,6 @@ def openapi_document() -> dict[str, Any]:
                 "get": {"summary": "This document", "responses": _guarded({"200": _json(any_object)})}
             },
             **task_openapi_paths(_guarded),
+            **index_openapi_paths(_json, _guarded, _ERROR, _json_body),
         },
     }

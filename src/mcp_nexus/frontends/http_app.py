@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
+from mcp_nexus.frontends.admin_index import index_routes
 from mcp_nexus.frontends.admin_stores import stores_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
@@ -72,8 +73,14 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             if manage_gateway:
                 await gateway.stop()
 
-    routes: list[BaseRoute] = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway)]
-    routes += [*stores_routes(gateway), *mcp_app.routes]
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz),
+        *admin_routes(gateway),
+        *cache_routes(gateway),
+        *index_routes(gateway),
+        *stores_routes(gateway),
+        *mcp_app.routes,
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
         McpMessageCheck(app, settings.path, frontend.lean_call),
