@@ -120,10 +120,13 @@ class Gateway:
             self.catalog.local_tools[tool.name] = tool
         self.add_state_listener(self.governance.on_upstream_state)
         self.add_config_listener(self.governance.on_config)
-        self.metrics = MetricsStep()
+        self.metrics = MetricsStep(config.gateway.metrics_window)
+        self.add_config_listener(lambda _old, new: self.metrics.resize(new.gateway.metrics_window))
+        # With `gateway.metrics: false` the step is left out entirely (bench/metrics_cost.py compares).
+        measured: list[Middleware] = [self.metrics] if config.gateway.metrics else []
         route = RouteStep(self.catalog, input_answerer)
-        self.pipeline = Pipeline([self.metrics, *self.governance.tool_steps, *(extra_steps or [])], route)
-        self.requests = Pipeline([self.metrics, *self.governance.request_steps], route)
+        self.pipeline = Pipeline([*measured, *self.governance.tool_steps, *(extra_steps or [])], route)
+        self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
         self._draining = False
         self._in_flight = 0

@@ -19,6 +19,7 @@ from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.metrics_routes import metrics_routes
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
 
@@ -71,7 +72,13 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             if manage_gateway:
                 await gateway.stop()
 
-    routes = [Route("/healthz", healthz), *admin_routes(gateway), *cache_routes(gateway), *mcp_app.routes]
+    routes = [
+        Route("/healthz", healthz),
+        *admin_routes(gateway),
+        *cache_routes(gateway),
+        *metrics_routes(gateway),
+        *mcp_app.routes,
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
     guarded = HttpGuard(
         McpMessageCheck(app, settings.path, frontend.lean_call),
