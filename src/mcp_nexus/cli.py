@@ -442,6 +442,40 @@ def reload(url: UrlOption = None, token: TokenOption = None) -> None:
         )
 
 
+@app.command()
+def stats(
+    url: UrlOption = None,
+    token: TokenOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
+    watch: Annotated[
+        float | None,
+        typer.Option("--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2)."),
+    ] = None,
+) -> None:
+    """Show the running gateway's metrics: calls, errors, latency percentiles, cache, limits, upstreams."""
+    from rich.live import Live
+
+    from mcp_nexus.stats_view import render_stats
+
+    if watch is not None and watch <= 0:
+        err.print(f"--watch takes seconds greater than 0, got {watch:g}", style="red", markup=False)
+        raise typer.Exit(2)
+    answer = _api("GET", url, "/api/metrics", token)
+    if as_json:
+        print(json.dumps(answer, indent=2))
+        return
+    if watch is None:
+        out.print(render_stats(answer))
+        return
+    try:
+        with Live(render_stats(answer), console=out, screen=False, auto_refresh=False) as live:
+            while True:
+                time.sleep(watch)
+                live.update(render_stats(_api("GET", url, "/api/metrics", token)), refresh=True)
+    except KeyboardInterrupt:
+        pass
+
+
 @config_app.command("check")
 def config_check(
     path: Annotated[Path, typer.Argument(help="The config file to validate.")],
