@@ -52,38 +52,54 @@ class MetricsHistory:
 
     def sample(self) -> None:
         now = time.time()
-        elapsed = (now - self.times[-1]) if self.times else self.interval
+        points, rates, last, totals = self._measure(now)
+        index = len(self.times) + 1
         self.times.append(now)
-        index = len(self.times)
-        totals = {
-            "cache_hits": 0,
-            "cache_misses": 0,
-            "rate_limited": 0,
-            "offloads": 0,
-            "calls": 0,
-            "errors": 0,
-        }
-        for kind, table in (("tools", self.metrics.per_tool), ("servers", self.metrics.per_server)):
-            last = self._last[kind]
+        for kind, rows in points.items():
             series = self.series[kind]
-            for name, stats in list(table.items()):
-                point = self._point(stats, last.get(name, (0, 0.0, 0) if index > 1 else None), elapsed)
-                last[name] = (stats.calls, stats.latency.total, stats.errors)
+            for name, point in rows.items():
                 row = series.get(name)
                 if row is None:
                     row = series[name] = deque(maxlen=self.points)
-                while len(row) < index - 1:  # a new name: zeros for the samples before it existed
+                while len(row) < min(index, self.points) - 1:  # a new name: zeros before it existed
                     row.append([0.0, 0.0, None])
                 row.append(point)
+        self.totals.append(rates)
+        self._last, self._last_totals = last, totals
+
+    def _measure(
+        self, now: float
+    ) -> tuple[
+        dict[str, dict[str, list[float | None]]],
+        dict[str, float],
+        dict[str, dict[str, tuple[int, float, int]]],
+        dict[str, int],
+    ]:
+        """The point of every tool and server since the last sample (nothing is stored)."""
+        elapsed = max(1e-3, (now - self.times[-1]) if self.times else self.interval)
+        seen_before = bool(self.times)
+        totals = dict.fromkeys(
+            ("cache_hits", "cache_misses", "rate_limited", "offloads", "calls", "errors"), 0
+        )
+        points: dict[str, dict[str, list[float | None]]] = {"tools": {}, "servers": {}}
+        last: dict[str, dict[str, tuple[int, float, int]]] = {"tools": {}, "servers": {}}
+        for kind, table in (("tools", self.metrics.per_tool), ("servers", self.metrics.per_server)):
+            for name, stats in list(table.items()):
+                before = self._last[kind].get(name, (0, 0.0, 0) if seen_before else None)
+                points[kind][name] = self._point(stats, before, elapsed)
+                last[kind][name] = (stats.calls, stats.latency.total, stats.errors)
                 if kind == "tools":
-                    for key in ("cache_hits", "cache_misses", "rate_limited", "offloads", "calls", "errors"):
-                        totals[key] += stats.errors if key == "errors" else getattr(stats, key)
+                    totals["cache_hits"] += stats.cache_hits
+                    totals["cache_misses"] += stats.cache_misses
+                    totals["rate_limited"] += stats.rate_limited
+                    totals["offloads"] += stats.offloads
+                    totals["calls"] += stats.calls
+                    totals["errors"] += stats.errors
         rates = {
             key: max(0.0, (value - self._last_totals.get(key, value)) / elapsed)
             for key, value in totals.items()
         }
-        self._last_totals = totals
-        self.totals.append(rates)
+        return points, rates, last, totals
 
     @staticmethod
     def _point(stats: CallStats, before: tuple[int, float, int] | None, elapsed: float) -> list[float | None]:
@@ -93,10 +109,16 @@ class MetricsHistory:
         return [calls / elapsed, (stats.errors - errors0) / elapsed, avg_ms]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "interval": self.interval,
-            "times": list(self.times),
-            "tools": {name: list(row) for name, row in self.series["tools"].items()},
-            "servers": {name: list(row) for name, row in self.series["servers"].items()},
-            "totals": list(self.totals),
-        }
+        """The stored samples plus a provisional one for the time since the last (not stored)."""
+        now = time.time()
+        points, rates, _, _ = self._measure(now)
+        times = [*self.times, now]
+        out: dict[str, Any] = {"interval": self.interval, "times": times, "totals": [*self.totals, rates]}
+        for kind in ("tools", "servers"):
+            rows = {}
+            for name, point in points[kind].items():
+                stored = list(self.series[kind].get(name, ()))
+                pad = [[0.0, 0.0, None]] * (len(times) - 1 - len(stored))
+                rows[name] = [*pad, *stored, point]
+            out[kind] = rows
+        return out

@@ -51,7 +51,9 @@ _CSP = (
 _HEADERS = {
     "content-security-policy": _CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # "same-origin", not "no-referrer": with no-referrer the browser sends `Origin: null` on the
+    # login form's POST, which the guard (rightly) refuses.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 

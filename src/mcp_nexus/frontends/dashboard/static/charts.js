@@ -17,7 +17,7 @@ const NexusCharts = (() => {
   /* series: [{name, values: [number|null]}], times: [unix seconds] */
   function line(container, times, series) {
     container.textContent = "";
-    const W = 520, H = 180, L = 38, R = 8, T = 8, B = 20;
+    const W = Math.max(320, container.clientWidth || 520), H = 180, L = 38, R = 8, T = 8, B = 20;
     const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
     let max = 0;
     for (const s of series) for (const v of s.values) if (v != null && v > max) max = v;
@@ -45,6 +45,9 @@ const NexusCharts = (() => {
         d += (d && s.values[i - 1] != null ? "L" : "M") + x(i).toFixed(1) + " " + y(v).toFixed(1);
       });
       if (d) svg.appendChild(el("path", { d, fill: "none", stroke: COLORS[k % COLORS.length], "stroke-width": 1.8 }));
+      s.values.forEach((v, i) => {
+        if (v != null) svg.appendChild(el("circle", { cx: x(i), cy: y(v), r: 2.2, fill: COLORS[k % COLORS.length] }));
+      });
     });
     container.appendChild(svg);
     const legend = document.createElement("div");

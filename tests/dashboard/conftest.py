@@ -1,0 +1,109 @@
+"""A real `nexus serve` with real stdio upstreams (one of them crash-looping) and Debian's chromium.
+
+Playwright drives the system browser (/usr/bin/chromium, installed by scripts/setup.sh);
+it never downloads one. Each module shares one gateway with a token, one without, and one
+browser, so the whole suite stays within a few tens of seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from lifecycle.faults import document, faulty
+from support.processes import ROOT, require
+from support.served_gateway import ServedGateway, gateway_env, served
+
+TOKEN = "dash-Tok3n-9f2c7e1b4a"
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS_ENV = "NEXUS_DASHBOARD_SCREENSHOTS"  # e.g. docs/img: where to keep the pages' pictures
+
+
+def gateway_document(tmp: Path, *, token: str | None) -> dict[str, Any]:
+    crash_loop = faulty(
+        "loop",
+        "--crash-after",
+        "0.3",
+        restart={"backoff_min": 0.1, "backoff_max": 0.2, "max_attempts": 0, "reset_after": 1000},
+    )
+    doc = document(
+        {
+            "f": faulty("f", tool_config={"pid": {"cache_ttl": 60}}),
+            "loop": crash_loop,
+        },
+        offload_threshold=2000,
+        offload_dir=str(tmp / "offload"),
+    )
+    if token is not None:
+        doc["gateway"]["token"] = token
+    return doc
+
+
+def _serve(tmp: Path, token: str | None) -> Iterator[ServedGateway]:
+    config = tmp / "nexus.json"
+    config.write_text(json.dumps(gateway_document(tmp, token=token)))
+    with served(config, tmp, token=token, env=gateway_env(tmp)) as gateway:
+        gateway.wait_state("f", "READY")
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedGateway]:
+    """A gateway with a token: the dashboard asks for it."""
+    yield from _serve(tmp_path_factory.mktemp("dash-token"), TOKEN)
+
+
+@pytest.fixture(scope="module")
+def open_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedGateway]:
+    """A loopback gateway without a token: the dashboard opens directly, as the admin API does."""
+    yield from _serve(tmp_path_factory.mktemp("dash-open"), None)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    require(CHROMIUM)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"the page raised: {errors}"
+
+
+def login(page: Page, gateway: ServedGateway) -> None:
+    page.goto(gateway.base + "/login")
+    page.fill("#token", TOKEN)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#servers-table tbody tr")
+
+
+def screenshot(page: Page, name: str, tmp: Path) -> Path:
+    path = tmp / f"dashboard-{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    keep = os.environ.get(SCREENSHOTS_ENV)
+    if keep:
+        target = Path(keep) if Path(keep).is_absolute() else ROOT / keep
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target / path.name)
+    return path
