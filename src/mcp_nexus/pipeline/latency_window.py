@@ -7,6 +7,7 @@ the dashboard, `nexus stats`), from a sorted copy of at most N floats.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Any
 
@@ -51,5 +52,5 @@ class LatencyWindow:
 
 def percentile(ordered: list[float], q: float) -> float:
     """The nearest-rank percentile of an ordered, non-empty list."""
-    rank = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
+    rank = max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))
     return ordered[rank]

@@ -100,9 +100,14 @@ class MetricsStep:
         else:
             klass = None
         tools_call = call.method == "tools/call"
-        stats = self._stats(
-            self.per_tool if tools_call else self.per_method, call.name if tools_call else call.method
-        )
+        if not tools_call:
+            stats = self._stats(self.per_method, call.method)
+        elif klass == "unknown_tool":
+            # Names nobody offers share one row: a caller must not grow the tables (and the
+            # metric label sets) without bound by inventing names.
+            stats = self._stats(self.per_tool, UNKNOWN_TOOL)
+        else:
+            stats = self._stats(self.per_tool, call.name)
         tried = call.servers_tried
         server = call.server or (tried[-1] if tried else None)
         server_stats = self._stats(self.per_server, server) if server is not None else None
