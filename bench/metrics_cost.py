@@ -1,0 +1,155 @@
+"""Cost of metrics: the same gateway with `gateway.metrics` on (the default) and off, side by side.
+
+    .venv/bin/python bench/metrics_cost.py [--calls 2000] [--rounds 10] [--runs 3]
+
+Three views, each interleaved so machine drift hits both variants alike:
+  stdio      client -> `nexus serve --stdio` (metrics on | off) -> the demo upstream (legacy),
+             the path of bench/overhead.py's "nexus stdio, upstream legacy" row, plus direct
+  http       the same through the HTTP frontend, lean JSON-RPC client (bench/_common.py)
+  in-process `Gateway.call_tool` on two gateways (on | off) in one process, and the bare cost
+             of `MetricsStep.record` per call (no I/O at all)
+Prints median/p95/p99 per variant and the difference of medians, on minus off, per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import _common as bench
+
+ON, OFF = "metrics on", "metrics off"
+
+
+def write_config(path: Path, *, metrics: bool) -> Path:
+    bench.write_gateway_config(path, protocol="legacy")
+    doc = json.loads(path.read_text())
+    doc["gateway"]["metrics"] = metrics
+    path.write_text(json.dumps(doc))
+    return path
+
+
+async def stdio_group(tmp: Path, calls: int, rounds: int) -> dict[str, list[float]]:
+    commands = {
+        "direct": bench.UPSTREAM,
+        ON: bench.nexus_stdio_command(write_config(tmp / "on.json", metrics=True)),
+        OFF: bench.nexus_stdio_command(write_config(tmp / "off.json", metrics=False)),
+    }
+    with open(tmp / "stdio.log", "w") as errlog:
+        async with AsyncExitStack() as stack:
+            clients = {
+                name: await bench.open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()
+            }
+            return await bench.interleaved_rounds(clients, calls, rounds)
+
+
+async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:
+    async with AsyncExitStack() as stack:
+        clients = {
+            name: await stack.enter_async_context(bench.http_clients(url, 1)) for name, url in urls.items()
+        }
+        results = {name: bench.LoadResult() for name in urls}
+        for group in clients.values():
+            await bench.http_load(group, 20)
+        for count in bench.split(calls, rounds):
+            for name, group in clients.items():
+                results[name].merge(await bench.http_load(group, count))
+    for name, result in results.items():
+        if not result.clean:
+            raise AssertionError(result.report(name))
+    return {name: result.latencies for name, result in results.items()}
+
+
+async def in_process(tmp: Path, calls: int) -> dict[str, list[float]]:
+    from mcp_nexus.config.load import load_config
+    from mcp_nexus.runtime import Runtime, RuntimeOptions
+
+    options = RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
+    on_cfg, _ = load_config(write_config(tmp / "in-on.json", metrics=True))
+    off_cfg, _ = load_config(write_config(tmp / "in-off.json", metrics=False))
+    async with Runtime(on_cfg, options) as on, Runtime(off_cfg, options) as off:
+        gateways = {ON: on.gateway, OFF: off.gateway}
+        samples: dict[str, list[float]] = {ON: [], OFF: []}
+        for gateway in gateways.values():
+            for _ in range(50):
+                await gateway.call_tool("echo", {"text": "x"})
+        for _ in range(calls):
+            for name, gateway in gateways.items():
+                started = time.perf_counter()
+                await gateway.call_tool("echo", {"text": "x"})
+                samples[name].append(time.perf_counter() - started)
+        return samples
+
+
+def record_cost(count: int = 200_000) -> float:
+    """Seconds per `MetricsStep.record` of a plain successful call (no I/O; the step's whole own work)."""
+    import mcp_types as types
+
+    from mcp_nexus.pipeline.call import Caller, ToolCall
+    from mcp_nexus.pipeline.metrics import MetricsStep
+
+    step = MetricsStep()
+    result = types.CallToolResult(content=[types.TextContent(type="text", text="x")])
+    call = ToolCall("echo", {}, Caller("stdio", "bench"), server="bench", servers_tried=["bench"])
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(count):
+            step.record(call, 0.001, result, None)
+        best = min(best, (time.perf_counter() - started) / count)
+    return best
+
+
+def report(title: str, samples: dict[str, list[float]]) -> None:
+    print(title)
+    baseline = statistics.median(samples[OFF])
+    for name, series in samples.items():
+        print("  " + bench.latency_row(name, series, baseline, width=16))
+    diff = (statistics.median(samples[ON]) - baseline) * 1e6
+    print(
+        f"  on - off: {diff:+.1f} µs per call (median), ratio {statistics.median(samples[ON]) / baseline:.3f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    bench.adopt_orphans()
+    print(f"{args.calls} sequential calls per variant, {args.rounds} rounds, python {sys.version.split()[0]}")
+    print(f"MetricsStep.record alone: {record_cost() * 1e6:.2f} µs per call")
+    try:
+        with tempfile.TemporaryDirectory() as name:
+            tmp = Path(name)
+            for number in range(1, args.runs + 1):
+                print(f"--- run {number} of {args.runs}")
+                report("stdio (SDK client):", asyncio.run(stdio_group(tmp, args.calls, args.rounds)))
+                ports = {ON: bench.free_port(), OFF: bench.free_port()}
+                with (
+                    bench.nexus_http(
+                        write_config(tmp / "h-on.json", metrics=True), ports[ON], tmp / "on.log"
+                    ),
+                    bench.nexus_http(
+                        write_config(tmp / "h-off.json", metrics=False), ports[OFF], tmp / "off.log"
+                    ),
+                ):
+                    urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+                    report("http (lean client):", asyncio.run(http_group(urls, args.calls, args.rounds)))
+                report("in one process (Gateway.call_tool):", asyncio.run(in_process(tmp, args.calls)))
+    finally:
+        bench.safe_cleanup()
+
+
+if __name__ == "__main__":
+    main()
