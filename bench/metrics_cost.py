@@ -58,9 +58,10 @@ async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str,
         results = {name: bench.LoadResult() for name in urls}
         for group in clients.values():
             await bench.http_load(group, 20)
-        for count in bench.split(calls, rounds):
-            for name, group in clients.items():
-                results[name].merge(await bench.http_load(group, count))
+        names = list(clients)
+        for number, count in enumerate(bench.split(calls, rounds)):
+            for name in names[number % 2 :] + names[: number % 2]:  # alternate who goes first
+                results[name].merge(await bench.http_load(clients[name], count))
     for name, result in results.items():
         if not result.clean:
             raise AssertionError(result.report(name))

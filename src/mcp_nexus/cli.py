@@ -209,6 +209,12 @@ def _print_banner(runtime: Runtime) -> None:
     if starting:
         err.print(f"  still starting: {', '.join(starting)} (their tools join when ready)", markup=False)
     err.print(f"  data folder: {data_dir()}", markup=False, highlight=False)
+    if runtime.port is not None:
+        dashboard = url.removesuffix(gateway.config.gateway.path) + "/"
+        login = " (log in with the gateway's token)" if gateway.config.gateway.token is not None else ""
+        err.print(
+            f"  dashboard: {dashboard}{login}   metrics: {dashboard}metrics", markup=False, highlight=False
+        )
     entry: dict[str, Any] = {"type": "http", "url": url}
     if gateway.config.gateway.token is not None:
         entry["headers"] = {"Authorization": "Bearer <your token>"}

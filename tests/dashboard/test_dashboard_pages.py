@@ -19,6 +19,7 @@ def test_loopback_without_a_token_opens_directly(open_gateway: ServedGateway, pa
     expect(page.locator("#logout-form")).to_be_hidden()
     page.goto(open_gateway.base + "/login")
     expect(page.locator(".note")).to_contain_text("no token")
+    assert f"dashboard: {open_gateway.base}/" in open_gateway.log.read_text()  # `nexus serve` says where
 
 
 def test_login_takes_the_token_into_a_strict_httponly_cookie(guarded: ServedGateway, page: Page) -> None:

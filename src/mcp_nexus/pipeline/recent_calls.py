@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class CallRecord:
     servers_tried: int
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
 
 
 CallListener = Callable[[CallRecord], None]

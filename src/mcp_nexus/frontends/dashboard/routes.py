@@ -37,6 +37,7 @@ from mcp_nexus.frontends.metrics_snapshot import MetricsReader
 from mcp_nexus.frontends.session_cookie import clearing_cookie_header, cookie_header
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.policy import is_read_only
+from mcp_nexus.pipeline.recent_calls import CallRecord
 from mcp_nexus.upstream.upstream import Upstream
 
 STATIC_PREFIX = "/ui/static/"
@@ -78,7 +79,7 @@ class Dashboard:
     async def running(self) -> AsyncIterator[None]:
         self._unsubscribe = [
             self.gateway.add_state_listener(self._on_state),
-            self.gateway.metrics.recent.subscribe(lambda record: self.hub.publish("call", record.as_dict())),
+            self.gateway.metrics.recent.subscribe(self._on_call),
         ]
         self.history.start()
         try:
@@ -88,6 +89,10 @@ class Dashboard:
                 undo()
             self.hub.shutdown()
             await self.history.stop()
+
+    def _on_call(self, record: CallRecord) -> None:
+        if self.hub.viewers:  # nothing to build when no page is open
+            self.hub.publish("call", record.as_dict())
 
     def _on_state(self, upstream: Upstream) -> None:
         supervisor = self.gateway.supervisors.get(upstream.name)
