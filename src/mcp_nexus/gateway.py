@@ -13,6 +13,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_nexus import tracing
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
@@ -23,6 +24,7 @@ from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
+from mcp_nexus.pipeline.trace_step import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
@@ -124,6 +126,9 @@ class Gateway:
         self.add_config_listener(lambda _old, new: self.metrics.resize(new.gateway.metrics_window))
         # With `gateway.metrics: false` the step is left out entirely (bench/metrics_cost.py compares).
         measured: list[Middleware] = [self.metrics] if config.gateway.metrics else []
+        tracer = tracing.tracer()  # set by the runtime when OTEL_EXPORTER_OTLP_ENDPOINT is configured
+        if tracer is not None:
+            measured.insert(0, TraceStep(tracer))
         route = RouteStep(self.catalog, input_answerer)
         self.pipeline = Pipeline([*measured, *self.governance.tool_steps, *(extra_steps or [])], route)
         self.requests = Pipeline([*measured, *self.governance.request_steps], route)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from mcp_nexus import tracing
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.gateway import Gateway
@@ -61,6 +62,7 @@ class Runtime:
         on_progress: Progress | None = None,
     ) -> None:
         self.options = options or RuntimeOptions()
+        tracing.configure_from_env()  # before the gateway: its pipeline gets the trace step when on
         self.gateway = Gateway(config)
         self.gateway.config_source = source
         self.source = source
@@ -252,6 +254,7 @@ class Runtime:
             with contextlib.suppress(BaseException):
                 await self.stdio_task
         await self._stack.aclose()
+        tracing.flush()  # the last spans leave before the process does
         if self.options.signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
