@@ -85,6 +85,8 @@ async def test_scrape_json_and_stats_name_every_figure_behind_the_token() -> Non
             assert [c["tool"] for c in calls] == ["f.pid", "f.fail"]
             bad = await client.get(base + "/api/calls?limit=lots", headers=auth)
             assert bad.status_code == 400 and "'limit'" in bad.json()["error"]
+            odd = await client.get(base + "/api/calls?limt=3", headers=auth)
+            assert odd.status_code == 400 and "'limt'" in odd.json()["error"]
 
         code, out, err = await nexus("stats", "--url", base, "--token", TOKEN)
         assert code == 0, err

@@ -479,5 +479,37 @@ def openapi_document() -> dict[str, Any]:
             "/api/openapi.json": {
                 "get": {"summary": "This document", "responses": _guarded({"200": _json(any_object)})}
             },
+            # metrics_routes.py and the dashboard (docs/OPERATIONS.md "Metrics", docs/DASHBOARD.md)
+            "/api/metrics": {
+                "get": {
+                    "summary": "Calls, errors, latency, cache, limits, offloads per tool/server; upstream processes",
+                    "responses": _guarded({"200": _json(any_object)}),
+                }
+            },
+            "/api/calls": {
+                "get": {
+                    "summary": "The most recent calls (no arguments or results), oldest first",
+                    "parameters": [
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100},
+                        }
+                    ],
+                    "responses": _guarded(
+                        {
+                            "200": _json({"type": "object", "properties": {"calls": {"type": "array"}}}),
+                            "400": _json(_ERROR, "limit is not a whole number from 1 to 10000"),
+                        }
+                    ),
+                }
+            },
+            "/api/tasks": {
+                "get": {
+                    "summary": "The control plane's goals, or enabled: false",
+                    "responses": _guarded({"200": _json(any_object)}),
+                }
+            },
         },
     }

@@ -32,6 +32,13 @@ def metrics_routes(gateway: Gateway, reader: MetricsReader | None = None) -> lis
         return AdminJSONResponse(reader.snapshot())
 
     async def recent_calls(request: Request) -> AdminJSONResponse:
+        unknown = sorted(set(request.query_params) - {"limit"})
+        if unknown:
+            return error_response(
+                400, f"unknown query parameter(s) {', '.join(map(repr, unknown))}; expected: limit"
+            )
+        if len(request.query_params.getlist("limit")) > 1:
+            return error_response(400, "'limit' given more than once")
         raw = request.query_params.get("limit", "100")
         if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
             return error_response(400, f"'limit' must be a whole number from 1 to 10000, got {raw!r}")
