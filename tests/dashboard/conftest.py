@@ -7,9 +7,11 @@ browser, so the whole suite stays within a few tens of seconds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,15 +20,47 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from lifecycle.faults import document, faulty
+from support.fake_xiaozhi import FakeXiaozhiEndpoint
 from support.processes import ROOT, require
 from support.served_gateway import ServedGateway, gateway_env, served
 
 TOKEN = "dash-Tok3n-9f2c7e1b4a"
+XIAOZHI_TOKEN = "xz-endpoint-t0ken-77aa31"  # in the endpoint URL's query: must be masked everywhere
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS_ENV = "NEXUS_DASHBOARD_SCREENSHOTS"  # e.g. docs/img: where to keep the pages' pictures
 
 
-def gateway_document(tmp: Path, *, token: str | None) -> dict[str, Any]:
+class ThreadedXiaozhi:
+    """The fake Xiaozhi endpoint (tests/support/fake_xiaozhi.py) on an event loop of its own thread,
+    so the synchronous browser tests can point a gateway at it."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with FakeXiaozhiEndpoint(tokens={XIAOZHI_TOKEN}) as fake:
+            self.url = fake.url(XIAOZHI_TOKEN)
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> ThreadedXiaozhi:
+        self._thread.start()
+        assert self._ready.wait(10), "the fake Xiaozhi endpoint did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(15)
+
+
+def gateway_document(tmp: Path, *, token: str | None, xiaozhi: str | None = None) -> dict[str, Any]:
     crash_loop = faulty(
         "loop",
         "--crash-after",
@@ -43,12 +77,14 @@ def gateway_document(tmp: Path, *, token: str | None) -> dict[str, Any]:
     )
     if token is not None:
         doc["gateway"]["token"] = token
+    if xiaozhi is not None:
+        doc["xiaozhi"] = {"endpoints": [xiaozhi]}
     return doc
 
 
-def _serve(tmp: Path, token: str | None) -> Iterator[ServedGateway]:
+def _serve(tmp: Path, token: str | None, xiaozhi: str | None = None) -> Iterator[ServedGateway]:
     config = tmp / "nexus.json"
-    config.write_text(json.dumps(gateway_document(tmp, token=token)))
+    config.write_text(json.dumps(gateway_document(tmp, token=token, xiaozhi=xiaozhi)))
     with served(config, tmp, token=token, env=gateway_env(tmp)) as gateway:
         gateway.wait_state("f", "READY")
         yield gateway
@@ -56,8 +92,9 @@ def _serve(tmp: Path, token: str | None) -> Iterator[ServedGateway]:
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedGateway]:
-    """A gateway with a token: the dashboard asks for it."""
-    yield from _serve(tmp_path_factory.mktemp("dash-token"), TOKEN)
+    """A gateway with a token (the dashboard asks for it) and a Xiaozhi endpoint link."""
+    with ThreadedXiaozhi() as endpoint:
+        yield from _serve(tmp_path_factory.mktemp("dash-token"), TOKEN, endpoint.url)
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,15 @@ from pathlib import Path
 import httpx2
 from playwright.sync_api import Page, expect
 
-from dashboard.conftest import TOKEN, login, screenshot
+from dashboard.conftest import TOKEN, XIAOZHI_TOKEN, login, screenshot
 from support.served_gateway import ServedGateway
 
 
 def test_loopback_without_a_token_opens_directly(open_gateway: ServedGateway, page: Page) -> None:
     page.goto(open_gateway.base + "/")
     expect(page.locator('#servers-table tr[data-server="f"] .state')).to_have_text("READY")
+    page.goto(open_gateway.base + "/#xiaozhi")
+    expect(page.locator("#xiaozhi-empty")).to_be_visible()  # no links configured on this one
     expect(page.locator("#logout-form")).to_be_hidden()
     page.goto(open_gateway.base + "/login")
     expect(page.locator(".note")).to_contain_text("no token")
@@ -73,7 +75,10 @@ def test_each_page_loads(guarded: ServedGateway, page: Page, tmp_path: Path) -> 
     screenshot(page, "metrics", tmp_path)
 
     page.click('#nav a[data-page="xiaozhi"]')
-    expect(page.locator("#xiaozhi-empty")).to_be_visible()
+    link = page.locator("#xiaozhi-table tbody tr").first
+    expect(link).to_contain_text("endpoint")
+    expect(link.locator(".badge")).to_have_text("connected")
+    assert XIAOZHI_TOKEN not in page.content()  # the endpoint URL's token is masked
     expect(page.locator("#frontends-table tbody tr").first).to_be_visible()
     screenshot(page, "xiaozhi", tmp_path)
 

@@ -8,7 +8,7 @@ import httpx2
 from playwright.sync_api import Page, expect
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboard.conftest import TOKEN, login
+from dashboard.conftest import TOKEN, XIAOZHI_TOKEN, login
 from support.served_gateway import ServedGateway
 
 
@@ -78,6 +78,7 @@ def test_the_token_is_in_no_page_log_or_metric(guarded: ServedGateway, page: Pag
     sources.append(guarded.log.read_text())
     for text in sources:
         assert TOKEN not in text
+        assert XIAOZHI_TOKEN not in text
     # Static files carry no data and need no token; the data does.
     assert httpx2.get(guarded.base + "/ui/static/app.js", timeout=10).status_code == 200
     for path in ("/metrics", "/api/metrics", "/api/events", "/api/dashboard"):
