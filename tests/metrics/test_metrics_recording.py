@@ -10,7 +10,7 @@ from mcp_nexus.frontends.dashboard.history import MetricsHistory
 from mcp_nexus.pipeline.errors import ToolTimeoutError
 from mcp_nexus.pipeline.latency_window import LatencyWindow
 from mcp_nexus.pipeline.metrics import UNKNOWN_TOOL
-from support.gateway import running_gateway
+from support.gateway import load, running_gateway
 
 
 def test_latency_window_summary_is_over_the_last_n_calls() -> None:
@@ -109,3 +109,16 @@ async def test_history_turns_counters_into_rates_between_samples() -> None:
         for _ in range(3):
             history.sample()
         assert len(history.as_dict()["times"]) == 4  # at most `points` stored, plus the provisional
+
+
+async def test_a_reload_resizes_the_window_and_metrics_on_off_waits_for_a_restart() -> None:
+    async with running_gateway(document(servers())) as gw:
+        for _ in range(5):
+            await gw.call_tool("echo", {"text": "a"})
+        report = await gw.reload(load(document(servers(), metrics_window=3, metrics=False)))
+        echo = gw.metrics.per_tool["echo"]
+        assert echo.latency.recent.maxlen == 3 and len(echo.latency.recent) == 3
+        assert echo.latency.count == 5  # lifetime figures are kept
+        assert "metrics" in report.needs_process_restart
+        await gw.call_tool("echo", {"text": "a"})
+        assert echo.calls == 6  # still recording until `nexus serve` restarts
