@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 from typing import Any
@@ -99,7 +100,8 @@ async def test_scrape_json_and_stats_name_every_figure_behind_the_token() -> Non
         code, out, err = await nexus("stats", "--watch", "0", "--url", base, "--token", TOKEN)
         assert code == 2 and "--watch" in err
 
-        # --watch redraws until Ctrl-C, which ends it cleanly.
+        # --watch redraws until Ctrl-C, which ends it cleanly. FORCE_COLOR makes rich draw as on a
+        # terminal, so every redraw reaches the pipe and the test sees the new figures arrive.
         watch = await asyncio.create_subprocess_exec(
             str(VENV_BIN / "nexus"),
             "stats",
@@ -111,12 +113,49 @@ async def test_scrape_json_and_stats_name_every_figure_behind_the_token() -> Non
             TOKEN,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=child_env(COLUMNS="220"),
+            env=child_env(COLUMNS="220", FORCE_COLOR="1"),
         )
-        await asyncio.sleep(2.0)
-        await gw.call_tool("f.echo", {"text": "b"})
-        await asyncio.sleep(0.8)
+        assert watch.stdout is not None
+        seen = b""
+
+        async def until(text: bytes) -> None:
+            nonlocal seen
+            while text not in seen:
+                chunk = await watch.stdout.read(65536)  # type: ignore[union-attr]
+                assert chunk, f"nexus stats --watch ended early: {seen[-2000:]!r}"
+                seen += chunk
+
+        await asyncio.wait_for(until(b"f.echo"), 60)  # the first table is drawn
+        await gw.call_tool("f.slow", {"seconds": 0})
+        await asyncio.wait_for(until(b"f.slow"), 30)  # ...and redrawn with the new call
         watch.send_signal(signal.SIGINT)
-        out_b, err_b = await asyncio.wait_for(watch.communicate(), 30)
+        _, err_b = await asyncio.wait_for(watch.communicate(), 30)
         assert watch.returncode == 0, err_b.decode()
-        assert "f.echo" in out_b.decode()
+
+
+async def test_an_open_event_stream_ends_when_the_gateway_stops() -> None:
+    """A dashboard left open must not hold the shutdown: its stream ends when the gateway drains."""
+    import time
+
+    async with contextlib.AsyncExitStack() as stack:
+        runtime = await stack.enter_async_context(running(document({"f": faulty("f")}), http=True))
+        base = runtime.url.removesuffix("/mcp")
+        client = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+        lines: list[str] = []
+
+        async def listen() -> None:
+            async with client.stream("GET", base + "/api/events") as response:
+                assert response.status_code == 200
+                async for line in response.aiter_lines():
+                    lines.append(line)
+
+        listener = asyncio.create_task(listen())
+        while "event: hello" not in lines:
+            await asyncio.sleep(0.05)
+        await runtime.gateway.stop_server("f")
+        while not any('"STOPPED"' in line for line in lines):
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await runtime.__aexit__(None, None, None)
+        await asyncio.wait_for(listener, 5)
+        assert time.monotonic() - started < 2.0

@@ -15,6 +15,7 @@ Origin). Server actions, reload and "try it" use the admin API itself (`/api/ser
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import html
@@ -42,6 +43,7 @@ from mcp_nexus.upstream.upstream import Upstream
 
 STATIC_PREFIX = "/ui/static/"
 LOGIN_PATH = "/login"
+DRAIN_CHECK_S = 0.25  # how often an idle event stream looks whether the gateway is shutting down
 PAGE_PATHS = ("/",)
 _STATIC = resources.files("mcp_nexus.frontends.dashboard") / "static"
 # The page may only run its own script and talk to its own origin (no inline script, no CDN).
@@ -209,7 +211,14 @@ class Dashboard:
                         {"servers": [server_status(s, history=False) for s in gateway.supervisors.values()]},
                     )
                     while True:
-                        item = await queue.get()
+                        try:
+                            item = await asyncio.wait_for(queue.get(), DRAIN_CHECK_S)
+                        except TimeoutError:
+                            # The runtime drains the gateway before it stops the HTTP server:
+                            # end the stream then, or the server waits for it and cuts it short.
+                            if gateway.draining:
+                                return
+                            continue
                         if item is None:
                             return
                         yield _sse(*item)
