@@ -51,17 +51,21 @@ async def stdio_group(tmp: Path, calls: int, rounds: int) -> dict[str, list[floa
 
 
 async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:
+    """One call to each gateway in turn (who goes first alternates), so load hits both alike."""
     async with AsyncExitStack() as stack:
         clients = {
-            name: await stack.enter_async_context(bench.http_clients(url, 1)) for name, url in urls.items()
+            name: (await stack.enter_async_context(bench.http_clients(url, 1)))[0]
+            for name, url in urls.items()
         }
-        results = {name: bench.LoadResult() for name in urls}
-        for group in clients.values():
-            await bench.http_load(group, 20)
-        names = list(clients)
-        for number, count in enumerate(bench.split(calls, rounds)):
-            for name in names[number % 2 :] + names[: number % 2]:  # alternate who goes first
-                results[name].merge(await bench.http_load(clients[name], count))
+        results = {name: bench.LoadResult(calls=calls) for name in urls}
+        warm = bench.LoadResult()
+        for client in clients.values():
+            for i in range(20):
+                await client.call(i + 1, f"warm-{i}", warm)
+        order = list(clients.items())
+        for number in range(calls):
+            for name, client in order if number % 2 else order[::-1]:
+                await client.call(number + 100, f"call-{number}", results[name])
     for name, result in results.items():
         if not result.clean:
             raise AssertionError(result.report(name))
@@ -154,7 +158,11 @@ def main() -> None:
                     ),
                 ):
                     urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
-                    report("http (lean client):", asyncio.run(http_group(urls, args.calls, args.rounds)))
+                    report(
+                        "http (lean client):",
+                        asyncio.run(http_group(urls, args.calls, args.rounds)),
+                        paired=True,
+                    )
                 report(
                     "in one process (Gateway.call_tool):",
                     asyncio.run(in_process(tmp, args.calls)),

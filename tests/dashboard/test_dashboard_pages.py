@@ -39,6 +39,11 @@ def test_login_takes_the_token_into_a_strict_httponly_cookie(guarded: ServedGate
     assert page.evaluate("document.cookie") == ""  # page scripts cannot read it
     # The API answers the browser with the cookie, and a plain client without it gets 401.
     assert httpx2.get(guarded.base + "/api/servers", timeout=10).status_code == 401
+    jar = {"nexus_session": session["value"]}
+    assert httpx2.get(guarded.base + "/api/servers", cookies=jar, timeout=10).status_code == 200
+    # The cookie is for the dashboard and its APIs only: MCP clients need the token itself.
+    mcp = httpx2.post(guarded.base + "/mcp", cookies=jar, json={}, timeout=10)
+    assert mcp.status_code == 401
     page.click("#logout-form button")
     expect(page).to_have_url(re.compile(r"/login$"))
     page.goto(guarded.base + "/#tools")

@@ -98,6 +98,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             open_prefixes=(STATIC_PREFIX,),
             login_path=LOGIN_PATH,
             page_paths=PAGE_PATHS,
+            cookie_prefixes=("/api/", "/metrics"),
         ),
     )
     return guarded, frontend

@@ -68,6 +68,8 @@ class GuardSettings:
     # Pages a browser opens: without a valid token they redirect to the login page instead of 401.
     login_path: str | None = None
     page_paths: tuple[str, ...] = ()
+    # Where the login cookie counts (the pages and their APIs); never `/mcp`: MCP clients use the token.
+    cookie_prefixes: tuple[str, ...] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
@@ -149,7 +151,11 @@ class HttpGuard:
         if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
             return
         # The dashboard's login cookie (session_cookie.py): only when no Authorization header was sent.
-        if not values and self.settings.login_path is not None:
+        if (
+            not values
+            and self.settings.login_path is not None
+            and (path in self.settings.page_paths or path.startswith(self.settings.cookie_prefixes))
+        ):
             for header in cookies:
                 session = cookie_parser(header).get(COOKIE_NAME)
                 if session and valid_session(token, session):
