@@ -69,7 +69,7 @@ class FrontendStats:
     def __init__(self) -> None:
         self.calls = 0
         self.errors = 0
-        self.clients_seen: dict[str, float] = {}  # client name -> last call (monotonic seconds)
+        self.clients_seen: dict[str, float] = {}  # client name -> last call (wall clock seconds)
 
     def active_clients(self, now: float, within: float = 300.0) -> int:
         return sum(1 for seen in self.clients_seen.values() if now - seen <= within)

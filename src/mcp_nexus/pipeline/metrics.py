@@ -29,7 +29,7 @@ from mcp_nexus.pipeline.errors import (
 from mcp_nexus.pipeline.latency_window import DEFAULT_WINDOW
 from mcp_nexus.pipeline.offload import OFFLOAD_META_KEY
 from mcp_nexus.pipeline.ratelimit import RATE_LIMIT_META_KEY
-from mcp_nexus.pipeline.recent_calls import CallRecord, RecentCalls
+from mcp_nexus.pipeline.recent_calls import RecentCalls
 
 # Most specific first: UnknownToolError is an InvalidArgumentsError's sibling, both -32602.
 _ERROR_CLASSES: tuple[tuple[type[BaseException], str], ...] = (
@@ -148,18 +148,20 @@ class MetricsStep:
         frontend.calls += 1
         if klass is not None:
             frontend.errors += 1
-        frontend.clients_seen[caller.client or "-"] = time.monotonic()
+        now = time.time()
+        frontend.clients_seen[caller.client or "-"] = now
         recent = self.recent
+        recent.seq += 1
         recent.add(
-            CallRecord(
-                recent.next_seq(),
-                time.time(),
+            (
+                recent.seq,
+                now,
                 call.method,
                 call.name,
                 server,
                 caller.frontend,
                 caller.client,
-                round(seconds * 1000, 3),
+                seconds,
                 klass or ("input_required" if isinstance(outcome, types.InputRequiredResult) else "ok"),
                 call.cache,
                 offloaded,
@@ -170,7 +172,7 @@ class MetricsStep:
 
     def snapshot(self) -> dict[str, Any]:
         """Everything recorded, as JSON-ready dicts (summaries computed now)."""
-        now = time.monotonic()
+        now = time.time()
         return {
             "window": self.window,
             "tools": {name: s.as_dict() for name, s in self.per_tool.items()},

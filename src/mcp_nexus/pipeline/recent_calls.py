@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -17,24 +16,30 @@ logger = logging.getLogger(__name__)
 DEFAULT_RECENT_CALLS = 500
 
 
-@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs ~2x on the hot path
-class CallRecord:
-    seq: int
-    timestamp: float  # wall clock, seconds
-    method: str
-    tool: str
-    server: str | None
-    frontend: str
-    client: str | None
-    duration_ms: float
-    outcome: str  # "ok", or the error class ("tool_error", "rate_limited", "timeout", ...)
-    cache: str | None
-    offloaded: bool
-    retries: int
-    servers_tried: int
+# A record is a plain tuple in this order (a tuple costs ~20 ns to build, a 13-field dataclass
+# ~300 ns: this is on every call); `record_dict` names the fields when someone reads them.
+CALL_FIELDS = (
+    "seq",
+    "timestamp",  # wall clock, seconds
+    "method",
+    "tool",
+    "server",
+    "frontend",
+    "client",
+    "seconds",
+    "outcome",  # "ok", or the error class ("tool_error", "rate_limited", "timeout", ...)
+    "cache",
+    "offloaded",
+    "retries",
+    "servers_tried",
+)
+CallRecord = tuple[Any, ...]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+
+def record_dict(record: CallRecord) -> dict[str, Any]:
+    out = dict(zip(CALL_FIELDS, record, strict=True))
+    out["duration_ms"] = round(out.pop("seconds") * 1000, 3)
+    return out
 
 
 CallListener = Callable[[CallRecord], None]
@@ -66,4 +71,4 @@ class RecentCalls:
         records = list(self.ring)
         if limit is not None:
             records = records[-limit:]
-        return [r.as_dict() for r in records]
+        return [record_dict(r) for r in records]

@@ -38,7 +38,7 @@ from mcp_nexus.frontends.metrics_snapshot import MetricsReader
 from mcp_nexus.frontends.session_cookie import clearing_cookie_header, cookie_header
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.policy import is_read_only
-from mcp_nexus.pipeline.recent_calls import CallRecord
+from mcp_nexus.pipeline.recent_calls import CallRecord, record_dict
 from mcp_nexus.upstream.upstream import Upstream
 
 STATIC_PREFIX = "/ui/static/"
@@ -94,7 +94,7 @@ class Dashboard:
 
     def _on_call(self, record: CallRecord) -> None:
         if self.hub.viewers:  # nothing to build when no page is open
-            self.hub.publish("call", record.as_dict())
+            self.hub.publish("call", record_dict(record))
 
     def _on_state(self, upstream: Upstream) -> None:
         supervisor = self.gateway.supervisors.get(upstream.name)
