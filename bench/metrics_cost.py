@@ -6,8 +6,8 @@ Three views, each interleaved so machine drift hits both variants alike:
   stdio      client -> `nexus serve --stdio` (metrics on | off) -> the demo upstream (legacy),
              the path of bench/overhead.py's "nexus stdio, upstream legacy" row, plus direct
   http       the same through the HTTP frontend, lean JSON-RPC client (bench/_common.py)
-  in-process `Gateway.call_tool` on two gateways (on | off) in one process, and the bare cost
-             of `MetricsStep.record` per call (no I/O at all)
+  in-process one gateway's pipeline with and without its metrics step, same upstream process,
+             alternating call by call; and the bare cost of `MetricsStep.record` (no I/O at all)
 Prints median/p95/p99 per variant and the difference of medians, on minus off, per call.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -73,23 +74,32 @@ async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str,
 
 
 async def in_process(tmp: Path, calls: int) -> dict[str, list[float]]:
+    """One gateway, one upstream: its own pipeline (metrics first) against the same steps without
+    the metrics step, alternating call by call. Nothing else differs, not even the upstream process."""
     from mcp_nexus.config.load import load_config
+    from mcp_nexus.pipeline.call import Caller, ToolCall
+    from mcp_nexus.pipeline.chain import Pipeline
+    from mcp_nexus.pipeline.metrics import MetricsStep
     from mcp_nexus.runtime import Runtime, RuntimeOptions
 
     options = RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
-    on_cfg, _ = load_config(write_config(tmp / "in-on.json", metrics=True))
-    off_cfg, _ = load_config(write_config(tmp / "in-off.json", metrics=False))
-    async with Runtime(on_cfg, options) as on, Runtime(off_cfg, options) as off:
-        gateways = {ON: on.gateway, OFF: off.gateway}
+    config, _ = load_config(write_config(tmp / "in-process.json", metrics=True))
+    async with Runtime(config, options) as runtime:
+        with_metrics = runtime.gateway.pipeline
+        steps = [step for step in with_metrics.steps if not isinstance(step, MetricsStep)]
+        assert len(steps) == len(with_metrics.steps) - 1
+        pipelines = {ON: with_metrics, OFF: Pipeline(steps, with_metrics.terminal)}
+        caller = Caller("bench", "bench")
         samples: dict[str, list[float]] = {ON: [], OFF: []}
-        for gateway in gateways.values():
+        for pipeline in pipelines.values():
             for _ in range(50):
-                await gateway.call_tool("echo", {"text": "x"})
-        order = list(gateways.items())
+                await pipeline(ToolCall("echo", {"text": "x"}, caller))
+        order = list(pipelines.items())
         for number in range(calls):
-            for name, gateway in order if number % 2 else order[::-1]:  # who goes first alternates
+            for name, pipeline in order if number % 2 else order[::-1]:  # who goes first alternates
+                call = ToolCall("echo", {"text": "x"}, caller)
                 started = time.perf_counter()
-                await gateway.call_tool("echo", {"text": "x"})
+                await pipeline(call)
                 samples[name].append(time.perf_counter() - started)
         return samples
 
@@ -138,7 +148,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--views", default="stdio,http,in-process", help="which views to measure (comma-separated)"
+    )
     args = parser.parse_args()
+    views = set(args.views.split(","))
     bench.adopt_orphans()
     print(f"{args.calls} sequential calls per variant, {args.rounds} rounds, python {sys.version.split()[0]}")
     print(f"MetricsStep.record alone: {record_cost() * 1e6:.2f} µs per call")
@@ -147,27 +161,33 @@ def main() -> None:
             tmp = Path(name)
             for number in range(1, args.runs + 1):
                 print(f"--- run {number} of {args.runs}")
-                report("stdio (SDK client):", asyncio.run(stdio_group(tmp, args.calls, args.rounds)))
+                if "stdio" in views:
+                    report("stdio (SDK client):", asyncio.run(stdio_group(tmp, args.calls, args.rounds)))
                 ports = {ON: bench.free_port(), OFF: bench.free_port()}
-                with (
-                    bench.nexus_http(
-                        write_config(tmp / "h-on.json", metrics=True), ports[ON], tmp / "on.log"
-                    ),
-                    bench.nexus_http(
-                        write_config(tmp / "h-off.json", metrics=False), ports[OFF], tmp / "off.log"
-                    ),
-                ):
-                    urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+                with contextlib.ExitStack() as http_stack:
+                    if "http" not in views:
+                        ports = {}
+                    for name, port in ports.items():
+                        http_stack.enter_context(
+                            bench.nexus_http(
+                                write_config(tmp / f"h-{port}.json", metrics=name == ON),
+                                port,
+                                tmp / f"{port}.log",
+                            )
+                        )
+                    if ports:
+                        urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+                        report(
+                            "http (lean client):",
+                            asyncio.run(http_group(urls, args.calls, args.rounds)),
+                            paired=True,
+                        )
+                if "in-process" in views:
                     report(
-                        "http (lean client):",
-                        asyncio.run(http_group(urls, args.calls, args.rounds)),
+                        "in one process (the same pipeline with | without the step):",
+                        asyncio.run(in_process(tmp, args.calls)),
                         paired=True,
                     )
-                report(
-                    "in one process (Gateway.call_tool):",
-                    asyncio.run(in_process(tmp, args.calls)),
-                    paired=True,
-                )
     finally:
         bench.safe_cleanup()
 
