@@ -101,6 +101,10 @@ def test_stop_and_start_buttons_change_the_state_live(guarded: ServedGateway, pa
     assert guarded.servers()["f"]["state"] == "STOPPED"
     row.locator('button[data-action="start"]').click()
     expect(row.locator(".state")).to_have_text("READY")
+    row.locator('button[data-action="disable"]').click()
+    expect(row.locator(".state")).to_have_text("DISABLED")
+    row.locator('button[data-action="enable"]').click()
+    expect(row.locator(".state")).to_have_text("READY")
     # Changes the page did not cause arrive over the event stream (no reload, no polling).
     page.wait_for_selector("#live.on")
     guarded.post("/api/servers/f/stop")
