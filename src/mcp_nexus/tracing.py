@@ -99,6 +99,14 @@ def shutdown() -> None:
     uninstall()
 
 
+def caller_context(meta: Any) -> dict[str, str] | None:
+    """The trace context a caller sent in a request's `_meta`, for `Gateway.call_tool(meta=...)`;
+    None when tracing is off (the frontends then pass nothing on, as without tracing)."""
+    if _tracer is None or not isinstance(meta, dict) or TRACEPARENT not in meta:
+        return None
+    return {key: str(meta[key]) for key in (TRACEPARENT, TRACESTATE) if isinstance(meta.get(key), str)}
+
+
 def extract(carrier: MutableMapping[str, Any] | None) -> Context | None:
     """The W3C trace context a caller sent in `_meta` (traceparent, tracestate), if any."""
     if not carrier or TRACEPARENT not in carrier:

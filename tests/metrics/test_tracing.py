@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import mcp_types as types
 import pytest
+from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -21,7 +22,7 @@ from mcp_nexus import tracing
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import UnknownToolError
 from mcp_nexus.pipeline.trace_step import TraceStep, traced
-from support.gateway import running_gateway
+from support.gateway import running, running_gateway
 from support.http_server import serving
 from support.trace_peer import create_app
 
@@ -137,3 +138,26 @@ async def test_off_means_no_step_and_no_wrapper() -> None:
     assert traced(send) is send  # type: ignore[arg-type]
     async with running_gateway(document({"f": faulty("f")})) as gw:
         assert not any(isinstance(step, TraceStep) for step in gw.pipeline.steps)
+
+
+async def test_a_clients_trace_context_enters_through_the_http_frontend(spans: InMemorySpanExporter) -> None:
+    async with (
+        running(document({"f": faulty("f")}), http=True) as runtime,
+        Client(runtime.url, mode="legacy") as client,
+    ):
+        result = await client.call_tool("f.echo", {"text": "hi"}, meta={"traceparent": CLIENT_TRACEPARENT})
+        assert not result.is_error
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            pass
+
+        # With a progress callback the call takes the SDK's request path instead of the lean one.
+        result = await client.call_tool(
+            "f.pid", {}, progress_callback=progress, meta={"traceparent": CLIENT_TRACEPARENT}
+        )
+        assert not result.is_error
+    for name in ("tools/call f.echo", "tools/call f.pid"):
+        (front,) = by_name(spans.get_finished_spans(), name)
+        assert _hex(front.context.trace_id, 32) == CLIENT_TRACE
+        assert front.parent is not None and _hex(front.parent.span_id, 16) == CLIENT_SPAN
+        assert front.attributes is not None and front.attributes["nexus.frontend"] == "http"
