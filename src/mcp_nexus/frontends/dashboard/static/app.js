@@ -75,7 +75,7 @@
   async function serverAction(name, action) {
     try {
       const row = await api("POST", `/api/servers/${encodeURIComponent(name)}/${action}`);
-      state.servers.set(row.name, { ...state.servers.get(row.name), ...row });
+      state.servers.set(row.name, { ...state.servers.get(row.name), ...row, _at: Date.now() });
       toast(`${name}: ${row.state}`);
       renderServers();
     } catch (e) { toast(`${name} ${action}: ${e.message}`, true); }
@@ -91,7 +91,7 @@
         h("td", { class: "num", text: row.priority }),
         h("td", { class: "num", text: row.tools }),
         h("td", { class: "num", text: row.restarts ?? 0 }),
-        h("td", { text: uptime(row.uptime) }),
+        h("td", { text: uptime(row.uptime == null ? null : row.uptime + (Date.now() - (row._at || Date.now())) / 1000) }),
         h("td", { class: "muted", text: row.last_error || "" }),
         h("td", { class: "actions" }, ...actionsFor(row)),
       ));
@@ -362,7 +362,7 @@
   }
   async function load() {
     const data = await api("GET", "/api/dashboard");
-    state.servers = new Map(data.servers.map((s) => [s.name, s]));
+    state.servers = new Map(data.servers.map((s) => [s.name, { ...s, _at: Date.now() }]));
     state.tools = data.tools.sort((a, b) => a.name.localeCompare(b.name));
     state.calls = data.calls.reverse();
     state.metrics = data.metrics;
@@ -381,12 +381,12 @@
     source.addEventListener("open", () => live(true));
     source.addEventListener("error", () => live(false));
     source.addEventListener("hello", (e) => {
-      for (const s of JSON.parse(e.data).servers) state.servers.set(s.name, { ...state.servers.get(s.name), ...s });
+      for (const s of JSON.parse(e.data).servers) state.servers.set(s.name, { ...state.servers.get(s.name), ...s, _at: Date.now() });
       if (page() === "servers") renderServers();
     });
     source.addEventListener("server", (e) => {
       const s = JSON.parse(e.data);
-      state.servers.set(s.name, { ...state.servers.get(s.name), ...s });
+      state.servers.set(s.name, { ...state.servers.get(s.name), ...s, _at: Date.now() });
       if (page() === "servers") renderServers();
       // Tools come and go with their servers.
       clearTimeout(tick); tick = setTimeout(() => api("GET", "/api/dashboard").then((d) => { state.tools = d.tools.sort((a, b) => a.name.localeCompare(b.name)); state.metrics = d.metrics; state.frontends = d.frontends; if (page() !== "calls") render(); }).catch(() => {}), 400);
@@ -403,5 +403,7 @@
     });
     source.addEventListener("resync", () => load().catch(() => {}));
   }
+  // Uptimes count on between events (from the figure the server gave and when it was given).
+  setInterval(() => { if (page() === "servers" && !document.hidden) renderServers(); }, 5000);
   load().then(() => { show(); connect(); }).catch((e) => toast(`cannot load: ${e.message}`, true));
 })();
