@@ -231,5 +231,10 @@ class StdioServer:
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    with contextlib.suppress(asyncio.CancelledError):
-        await StdioServer(gateway).serve()
+    # One client on the other end of the pipes while this runs (for /api/frontends and /metrics).
+    gateway.status_providers["stdio"] = lambda: {"sessions": 1}
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await StdioServer(gateway).serve()
+    finally:
+        gateway.status_providers.pop("stdio", None)
