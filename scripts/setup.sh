@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 # libseccomp2 builds python_sandbox's syscall filter (through PyPI's pyseccomp); python3-seccomp
 # gives the system Python the same API (a test runs the sandbox library from it as uid 65534).
 # chromium: the dashboard's browser tests (Playwright drives the system browser; it never downloads one).
-APT_PACKAGES=(bubblewrap libseccomp2 python3-seccomp pulseaudio pulseaudio-utils alsa-utils chromium)
+# redis-server and haproxy: the shared store and the load balancer of the scale-out tests (tests/scale).
+APT_PACKAGES=(bubblewrap libseccomp2 python3-seccomp pulseaudio pulseaudio-utils alsa-utils chromium redis-server haproxy)
 PY=${PYTHON:-python3}
 
 need_apt=()

@@ -25,9 +25,11 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.index_cli import app as index_app
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
+from mcp_nexus.task_cli import app as task_app
 from mcp_nexus.upstream.upstream import Upstream
 
 app = typer.Typer(help="Nexus: many MCP servers behind one governed endpoint.", no_args_is_help=True)
@@ -37,6 +39,8 @@ app.add_typer(cortex_app, name="cortex")
 app.add_typer(device_app, name="device")
 app.add_typer(cache_app, name="cache")
 app.add_typer(bridge_app, name="bridge")
+app.add_typer(task_app, name="task")
+app.add_typer(index_app, name="index")
 
 err = Console(stderr=True)
 out = Console()
@@ -98,9 +102,15 @@ def _api(
         raise typer.Exit(1) from exc
 
 
+def _private_config(cfg: NexusConfig) -> NexusConfig:
+    """A private gateway answers one command: it must not overwrite the serving gateway's saved tool index."""
+    cfg.gateway.index.persist = False
+    return cfg
+
+
 def _private_options() -> RuntimeOptions:
     """A private gateway for one command (`--config F`): no port, watcher or bridge; every server awaited."""
-    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True)
+    return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True, tasks=False)
 
 
 def _quiet() -> None:
@@ -262,7 +272,7 @@ def tools(
 async def _private_tools(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import tool_rows
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return tool_rows(runtime.gateway)
 
 
@@ -322,7 +332,7 @@ def call(
 
 
 async def _private_call(cfg: NexusConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         result = await runtime.gateway.call_tool_result(tool, arguments, caller=Caller("cli"))
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -405,7 +415,7 @@ def servers(
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import server_status
 
-    async with Runtime(cfg, _private_options()) as runtime:
+    async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return [server_status(s) for s in runtime.gateway.supervisors.values()]
 
 

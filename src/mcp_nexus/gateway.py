@@ -15,7 +15,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import tracing
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.index import ToolIndex
+from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.catalog.tool_listing import CALL_TOOL
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
@@ -24,8 +27,12 @@ from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
+from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.trace_step import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
+from mcp_nexus.replica_sync import ListChangeFanout
+from mcp_nexus.stores.index_location import open_index_store
+from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
@@ -41,6 +48,10 @@ StartProgress = Callable[[Upstream], None]
 
 StateListener = Callable[[Upstream], None]
 """Called after an upstream changed state (started, stopped, crashed, ...): e.g. to drop its cache entries."""
+
+HeardListener = Callable[[Upstream, str], None]
+"""Called with (upstream, "tools"|"resources"|"prompts") when that server itself announced a list
+change (not when the gateway refreshed it on its own): e.g. to tell the other replicas."""
 
 ConfigListener = Callable[[NexusConfig, NexusConfig], None]
 """Called with (old, new) after a reload was applied: for parts that keep settings of their own."""
@@ -112,16 +123,45 @@ class Gateway:
         # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
         self.status_providers: dict[str, Callable[[], Any]] = {}
+        # The control plane (control/control_plane.py) when configured: set by it, read by the
+        # admin API and the CLI; the gateway itself never uses it.
+        self.control: Any = None
         self._state_listeners: list[StateListener] = []
+        self._heard_listeners: list[HeardListener] = []
         self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
         self._starts: set[asyncio.Task[None]] = set()
-        self.governance = Governance.build(config, self.catalog, lambda: self.config, self.upstreams)
+        # Where shared state lives (stores:), chosen once: memory, or Redis shared by replicas.
+        self.stores = Stores(config.stores)
+        self.governance = Governance.build(
+            config, self.catalog, lambda: self.config, self.upstreams, self.stores
+        )
+        self.fanout = ListChangeFanout(self.stores.events(), self.upstreams)
+        self._heard_listeners.append(self.fanout.heard)
         for tool in self.governance.local_tools:
             self.catalog.local_tools[tool.name] = tool
         self.add_state_listener(self.governance.on_upstream_state)
         self.add_config_listener(self.governance.on_config)
+        # The tool index (docs/CONTROL.md): a saved snapshot of every server's tools, kept in step
+        # with the catalog; find_tools/call_tool serve clients in search mode from it.
+        self.index = ToolIndex()
+        self.index_sync = IndexSync(
+            self.index,
+            open_index_store(config.gateway.index.path) if config.gateway.index.persist else None,
+            lambda: self.config,
+            lambda: self.upstreams,
+        )
+        self.add_listener(self.index_sync.on_list_change)
+        self.add_config_listener(self.index_sync.on_config)
+        self._search_tools = search_tools(
+            self.index,
+            self.catalog,
+            lambda: self.config.gateway.tool_search,
+            lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
+        )
+        self._serve_search_tools(config)
+        self.add_config_listener(lambda _old, new: self._serve_search_tools(new))
         self.metrics = MetricsStep(config.gateway.metrics_window)
         self.add_config_listener(lambda _old, new: self.metrics.resize(new.gateway.metrics_window))
         # With `gateway.metrics: false` the step is left out entirely (bench/metrics_cost.py compares).
@@ -158,6 +198,7 @@ class Gateway:
         that fails is retried in the background by its supervisor when its policy allows.
         """
         self._started = True
+        await self.stores.start()
         self._rebuild()
 
         async def start_one(name: str) -> None:
@@ -168,6 +209,7 @@ class Gateway:
                 on_progress(upstream)
 
         starts = {name: self._start_in_background(start_one(name)) for name in list(self.upstreams)}
+        await self.index_sync.start(asyncio.gather(*starts.values(), return_exceptions=True))
         in_process = [
             task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"
         ]
@@ -180,10 +222,12 @@ class Gateway:
 
     async def stop(self) -> None:
         """Stop every server (children reaped, sessions closed); starts in progress are cancelled first."""
+        await self.index_sync.stop()
         await asyncio.gather(*(s.close() for s in self.supervisors.values()))
         for task in list(self._starts):
             task.cancel()
         await asyncio.gather(*self._starts, return_exceptions=True)
+        await self.stores.close()
 
     async def drain(self, grace: float | None = None) -> int:
         """Refuse new calls and wait up to `grace` seconds for those in flight; returns how many remain."""
@@ -272,6 +316,7 @@ class Gateway:
                 setattr(new.gateway, name, getattr(old.gateway, name))
             for name in diff.unchanged:  # keep the same objects: memoised policies stay valid
                 new.servers[name] = self.upstreams[name].config
+            new.stores = self.stores.keep_on_reload(new.stores)
             self.config = new
             self.catalog.separator = new.gateway.name_separator
             for supervisor in self.supervisors.values():
@@ -345,6 +390,17 @@ class Gateway:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
+    def _serve_search_tools(self, config: NexusConfig) -> None:
+        """find_tools and call_tool are served while some frontend or client may be in search mode."""
+        wanted = config.gateway.tool_search.ever_on
+        for tool in self._search_tools:
+            if wanted:
+                self.catalog.local_tools[tool.name] = tool
+            else:
+                self.catalog.local_tools.pop(tool.name, None)
+        if self._started:
+            self._rebuild()
+
     def add_local_tool(self, tool: LocalTool) -> None:
         """Serve one of the gateway's own tools next to the aggregated ones."""
         self.catalog.local_tools[tool.name] = tool
@@ -368,7 +424,18 @@ class Gateway:
         self._state_listeners.append(listener)
         return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
 
+    def add_heard_listener(self, listener: HeardListener) -> Callable[[], None]:
+        self._heard_listeners.append(listener)
+        return lambda: self._heard_listeners.remove(listener) if listener in self._heard_listeners else None
+
     def _on_upstream_change(self, upstream: Upstream, kind: str) -> None:
+        if kind.startswith("heard:"):
+            for heard_listener in list(self._heard_listeners):
+                try:
+                    heard_listener(upstream, kind.removeprefix("heard:"))
+                except Exception:  # a listener's bug must not stop the refresh that follows
+                    logger.exception("list-change listener failed")
+            return
         if kind == "state":
             for state_listener in list(self._state_listeners):
                 try:
@@ -419,6 +486,9 @@ class Gateway:
         meta: dict[str, Any] | None = None,
         round_: InputRound | None = None,
     ) -> ToolOutcome:
+        if name == CALL_TOOL and CALL_TOOL in self.catalog.local_tools:
+            # Search mode's call_tool(name, arguments) is the named call itself, through the whole pipeline.
+            name, arguments = unwrap_call_tool(arguments)
         call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta, round_)
         outcome: ToolOutcome = await self._run(self.pipeline, call)
         return outcome

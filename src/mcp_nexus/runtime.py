@@ -29,6 +29,7 @@ from typing import Any
 from mcp_nexus import tracing
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
+from mcp_nexus.control.control_plane import ControlPlane
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.upstream import Upstream
@@ -50,6 +51,7 @@ class RuntimeOptions:
     watch: bool = True  # apply config file changes while running (needs a source)
     wait_ready: bool = False  # start serving only once every server is READY or failed
     signals: bool = False  # handle SIGINT/SIGTERM and own the process's children (the CLI; tests drive stop)
+    tasks: bool = True  # run the control plane's queued tasks (off for one-shot CLI gateways)
 
 
 class Runtime:
@@ -60,11 +62,16 @@ class Runtime:
         *,
         source: ConfigSource | None = None,
         on_progress: Progress | None = None,
+        llm: Any = None,
     ) -> None:
         self.options = options or RuntimeOptions()
         tracing.configure_from_env()  # before the gateway: its pipeline gets the trace step when on
         self.gateway = Gateway(config)
         self.gateway.config_source = source
+        self.control: Any = None  # the control plane (control/control_plane.py), when configured
+        if ControlPlane.wanted(config) or llm is not None:  # `llm`: an injected LLMClientProtocol
+            self.control = ControlPlane(self.gateway, llm=llm)
+            self.control.install()
         self.source = source
         self.on_progress = on_progress
         self.http_server: Any = None
@@ -124,6 +131,12 @@ class Runtime:
                 await starting
             return
         starting.result()
+        if self.control is not None:
+            # Stopped before the gateway (LIFO); its worker starts after the servers, so resumed
+            # tasks find their tools. One-shot CLI gateways (tasks=False) leave queued tasks alone.
+            self._stack.push_async_callback(self.control.stop)
+            if options.tasks:
+                await self.control.start()
         if sock is not None:
             await self._serve_http(sock)
         if options.stdio:

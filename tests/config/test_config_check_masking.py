@@ -99,7 +99,15 @@ def test_effective_defaults_are_shown_not_null(tmp_path: Path) -> None:
     )
     assert gateway["cache_ttl"] == 0.0
     assert gateway["offload_dir"] == str(tmp_path / "data" / "offload")
-    assert gateway["index"] == {"cache_ttl_seconds": 3600.0, "force_refresh_on_init": False}
+    assert gateway["index"] == {
+        "cache_ttl_seconds": 3600.0,
+        "force_refresh_on_init": False,
+        "path": str(tmp_path / "data" / "index" / "tool_index.sqlite3"),
+        "sync_timeout": 10.0,
+        "persist": True,
+        "tag_rules": {},
+    }
+    assert gateway["tool_search"]["mode"] == "off"
     server = shown["servers"]["t"]
     assert (server["rate_limit"], server["priority"], server["namespace"]) == ("5/second", 10, "t")
     # an explicit setting wins, and servers inherit it

@@ -67,9 +67,7 @@ async def test_the_tool_reports_queueing_in_its_text_and_meta(
 ) -> None:
     box = Sandbox(data_dir, backends=[bwrap_backend], timeout_s=10, max_concurrent=1)
     tool = sandbox_tool(box, OffloadFolder(data_dir, max_age=3600, max_bytes=1 << 20))
-    results = await asyncio.gather(
-        tool.handler({"code": ONE_SECOND}), tool.handler({"code": ONE_SECOND})
-    )
+    results = await asyncio.gather(tool.handler({"code": ONE_SECOND}), tool.handler({"code": ONE_SECOND}))
     # Which of the two gets the slot first is up to the event loop: order them by their wait.
     assert all(r.meta is not None for r in results)
     first, second = sorted(results, key=lambda r: r.meta[SANDBOX_META_KEY]["queued_s"] if r.meta else 0)

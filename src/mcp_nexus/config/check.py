@@ -44,6 +44,10 @@ def effective_config(config: NexusConfig) -> dict[str, Any]:
             gateway[key] = default
     if gateway.get("offload_dir") is None:
         gateway["offload_dir"] = str(data_dir() / "offload")
+    if gateway.get("index", {}).get("path") is None:
+        gateway["index"]["path"] = str(
+            data_dir() / "index" / "tool_index.sqlite3"
+        )  # stores/index_location.py
     for name, server in config.servers.items():
         shown = data["servers"][name]
         shown["priority"] = server.effective_priority

@@ -56,7 +56,7 @@ TRANSPORT_EXPECTED = "expected 'stdio', 'streamableHttp' (also 'http') or 'sse'"
 INDEX_KEYS = ("cache_ttl_seconds", "force_refresh_on_init")
 
 # Top-level sections of Nexus's own that may sit beside any foreign format's servers.
-_NEXUS_SECTIONS = ("gateway", "xiaozhi")
+_NEXUS_SECTIONS = ("gateway", "xiaozhi", "llm", "control")
 
 # Keys other clients put in their entries that mean nothing to a gateway: accepted and ignored.
 _IGNORED_FOREIGN_KEYS = {"description", "alwaysAllow", "autoApprove", "icon", "note", "notes", "comment"}
@@ -296,12 +296,13 @@ def _controller(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalise
     if index:
         gateway["index"] = {**(gateway.get("index") or {}), **index}
     out = Normalised(data={"gateway": gateway}, format="controller")
-    if "xiaozhi" in doc:
-        out.data["xiaozhi"] = doc["xiaozhi"]
+    for section in _NEXUS_SECTIONS[1:]:
+        if section in doc:
+            out.data[section] = doc[section]
     entries = _listed(doc, "mcp_servers", "id", problems, "{id, url, timeout, headers}")
     _add_servers(out, entries, problems, strict=False)
     for key in doc:
-        if key not in ("mcp_servers", "gateway", "xiaozhi", *INDEX_KEYS):
+        if key not in ("mcp_servers", *_NEXUS_SECTIONS, *INDEX_KEYS):
             out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
     return out
 

@@ -21,4 +21,5 @@ POLICY_DEFAULTS: dict[str, Any] = {
     "max_result_bytes": None,
     "timeout": DEFAULT_TIMEOUT,
     "retries": DEFAULT_RETRIES,
+    "cache_scope": None,  # by caller when the call carries the caller's own credentials, else shared
 }

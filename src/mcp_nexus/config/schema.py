@@ -6,8 +6,11 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
+from mcp_nexus.config.control import ControlSettings, LLMSettings
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
+from mcp_nexus.config.stores import StoresSettings
+from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
 
 Transport = Literal["stdio", "http", "sse", "embedded"]
@@ -27,6 +30,16 @@ class CallPolicy(_Strict):
     timeout: float | None = Field(default=None, gt=0, description="seconds")
     retries: int | None = Field(default=None, ge=0, le=10)
     idempotent: bool | None = None
+    cache_scope: Literal["public", "private"] | None = Field(
+        default=None,
+        description="'private': cached results are kept per caller; 'public': shared by every caller; "
+        "unset: per caller only when the call carries the caller's own credentials",
+    )
+    # the tool index's traits (docs/CONTROL.md): overrides of what annotations and names suggest
+    cost: Literal["low", "medium", "high"] | None = Field(
+        default=None, description="the index's cost_estimate"
+    )
+    blocking: bool | None = Field(default=None, description="the index's blocking flag")
 
     @field_validator("rate_limit")
     @classmethod
@@ -209,6 +222,33 @@ class IndexSettings(_Strict):
         default=3600.0, ge=0, description="seconds a saved tool list stays valid"
     )
     force_refresh_on_init: bool = Field(default=False, description="ask every server for its tools at start")
+    path: str | None = Field(
+        default=None,
+        description="where the index is saved: a .sqlite3/.db file (default <data dir>/index/tool_index.sqlite3) "
+        "or a .json file in the controller's cache format",
+    )
+    sync_timeout: float = Field(
+        default=10.0, gt=0, description="seconds one server may take to list its tools"
+    )
+    persist: bool = Field(default=True, description="save the index; false: kept in memory only")
+    tag_rules: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description='extra tags: {tag: [keyword, "/regex/", ...]} matched on tool names and descriptions',
+    )
+
+    @field_validator("tag_rules")
+    @classmethod
+    def _check_tag_rules(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        from mcp_nexus.config.tag_rules import check_rule
+
+        for tag, patterns in value.items():
+            if not tag.strip():
+                raise ValueError("a tag name must not be empty")
+            for pattern in patterns:
+                problem = check_rule(pattern)
+                if problem:
+                    raise ValueError(f"tag {tag!r}: {problem}")
+        return value
 
 
 class GatewaySettings(CallPolicy):
@@ -225,6 +265,7 @@ class GatewaySettings(CallPolicy):
     )
     offload_dir: str | None = None
     index: IndexSettings = Field(default_factory=IndexSettings)
+    tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)
     startup_timeout: float = Field(default=30.0, gt=0)
     shutdown_grace: float = Field(
         default=10.0, ge=0, description="seconds in-flight calls may finish on SIGINT/SIGTERM"
@@ -278,6 +319,12 @@ class GatewaySettings(CallPolicy):
             index = dict(data.get("index") or {})
             index.setdefault("force_refresh_on_init", data.pop("force_refresh_on_init"))
             data["index"] = index
+        # The spelling `search_mode: off|auto|on` is `tool_search.mode`.
+        if isinstance(data, dict) and "search_mode" in data:
+            data = dict(data)
+            search = dict(data.get("tool_search") or {})
+            search.setdefault("mode", data.pop("search_mode"))
+            data["tool_search"] = search
         return data
 
     @field_validator("caller_rate_limit")
@@ -307,6 +354,10 @@ class NexusConfig(_Strict):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
+    stores: StoresSettings = Field(default_factory=StoresSettings)  # config/stores.py; chosen once at start
+    # The control plane (config/control.py): built only when llm.base_url or control.enabled is set.
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    control: ControlSettings = Field(default_factory=ControlSettings)
     source_format: str = "nexus"
     # What `${VAR}` substitution put into this config: never shown, redacted from logs.
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)

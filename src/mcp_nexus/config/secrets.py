@@ -233,6 +233,10 @@ def config_secrets(config: NexusConfig) -> Iterator[str]:
             yield token
     if xiaozhi.envelope_client.url:
         yield from url_credentials(xiaozhi.envelope_client.url)
+    for url in config.stores.redis_urls():
+        yield from url_credentials(url)
+    if config.llm.api_key:
+        yield config.llm.api_key
     yield from config.interpolated_values
 
 

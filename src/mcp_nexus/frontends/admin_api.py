@@ -7,7 +7,9 @@
     POST /api/tools/{name}/call               {"arguments": {...}} -> the result, through the pipeline
     POST /api/reload                          re-read the config file and apply the diff
     GET  /api/openapi.json                    this API as an OpenAPI 3.1 document
-(the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py)
+(the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py; the task
+routes, /api/tasks..., from admin_tasks.py; the tool index routes under /api/index from
+admin_index.py)
 
 Every answer is JSON through AdminJSONResponse; every error is {"error": "..."} with a status
 from one table (admin_json.py). Bodies are capped by the guard (gateway.request_max_bytes).
@@ -23,6 +25,7 @@ from starlette.routing import Route
 
 from mcp_nexus import __version__
 from mcp_nexus.config.errors import ConfigError
+from mcp_nexus.frontends.admin_index import index_openapi_paths
 from mcp_nexus.frontends.admin_json import (
     MAX_JSON_DEPTH,
     AdminJSONResponse,
@@ -31,6 +34,7 @@ from mcp_nexus.frontends.admin_json import (
     gateway_error_response,
     read_json_object,
 )
+from mcp_nexus.frontends.admin_tasks import task_openapi_paths, task_routes
 from mcp_nexus.gateway import Gateway, UnknownServerError
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
@@ -103,6 +107,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
                 "frontends": frontend_status(gateway),
                 "tools": len(gateway.catalog.tool_list),
                 "in_flight": gateway.in_flight,
+                "stores_degraded": gateway.stores.degraded,  # details: GET /api/stores
                 "started_at": gateway.started_at,
                 "uptime": round(time.time() - gateway.started_at, 3),
                 "version": __version__,
@@ -189,6 +194,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
         Route("/api/tools/{name:path}/call", call_tool, methods=["POST"]),
         Route("/api/reload", reload, methods=["POST"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
+        *task_routes(gateway),
     ]
 
 
@@ -505,11 +511,7 @@ def openapi_document() -> dict[str, Any]:
                     ),
                 }
             },
-            "/api/tasks": {
-                "get": {
-                    "summary": "The control plane's goals, or enabled: false",
-                    "responses": _guarded({"200": _json(any_object)}),
-                }
-            },
+            **task_openapi_paths(_guarded),
+            **index_openapi_paths(_json, _guarded, _ERROR, _json_body),
         },
     }

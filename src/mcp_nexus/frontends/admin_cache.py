@@ -33,9 +33,10 @@ def cache_routes(gateway: Gateway) -> list[Route]:
     async def show(request: Request) -> AdminJSONResponse:
         cache = gateway.governance.cache
         stats = cache.store.stats()
+        shared = await gateway.stores.cache_entries()  # in Redis: what every replica shares
         return AdminJSONResponse(
             {
-                "entries": stats.entries,
+                "entries": stats.entries if shared is None else shared,
                 "bytes": stats.bytes,
                 "evictions": stats.evictions,
                 "tools": {

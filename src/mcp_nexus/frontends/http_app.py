@@ -11,11 +11,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
+from mcp_nexus.frontends.admin_index import index_routes
+from mcp_nexus.frontends.admin_stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
 from mcp_nexus.frontends.event_store import BoundedEventStore
@@ -77,10 +79,12 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             if manage_gateway:
                 await gateway.stop()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         *admin_routes(gateway),
         *cache_routes(gateway),
+        *index_routes(gateway),
+        *stores_routes(gateway),
         *metrics_routes(gateway, reader),
         *dashboard.routes(),
         *mcp_app.routes,

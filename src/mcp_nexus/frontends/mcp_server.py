@@ -31,6 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__, tracing
 from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
+from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
@@ -229,7 +230,13 @@ class McpFrontend:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.gateway.catalog.tool_list)
+        # Search mode (gateway.tool_search) may list find_tools + call_tool instead, per frontend and client.
+        session = ctx.session
+        client = session.client_params.client_info.name if session.client_params else None
+        tools = listed_tools(
+            self.gateway.catalog, self.gateway.config.gateway.tool_search, self.frontend, client
+        )
+        return types.ListToolsResult(tools=tools)
 
     def caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
         """Who is calling: this frontend, the client's name and capabilities, its session for relays."""

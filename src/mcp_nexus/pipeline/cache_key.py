@@ -17,7 +17,9 @@ def canonical_json(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def cache_key(tool: str, arguments: dict[str, Any]) -> str:
-    digest = hashlib.sha256(canonical_json(arguments).encode("utf-8", "surrogatepass")).hexdigest()
+def cache_key(tool: str, arguments: dict[str, Any], scope: str | None = None) -> str:
+    """`scope` (a caller's identity, for private results) makes the key that caller's alone."""
+    text = canonical_json(arguments) if scope is None else f"{canonical_json(arguments)}\x00{scope}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     # The name is kept readable (for clearing and debugging); NUL cannot occur in a tool name.
     return f"{tool}\x00{digest}"

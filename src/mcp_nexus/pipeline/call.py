@@ -44,6 +44,10 @@ class Caller:
     # The caller's name for a gateway tool, None when hidden from it (a frontend's tool filter);
     # unset: the caller sees every tool under the gateway's name. (E.g. whether an alert may name python_sandbox.)
     sees: Callable[[str], str | None] | None = None
+    # A fingerprint (never the secret) of the caller's own upstream credentials the call carries
+    # (passed-through headers, a per-user token); None when the gateway calls with its own.
+    # Cached results of such calls are kept per caller (pipeline/cache.py).
+    own_credentials: str | None = None
 
     @property
     def back_channel(self) -> bool:

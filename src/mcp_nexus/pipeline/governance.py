@@ -29,7 +29,7 @@ import mcp_types as types
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
-from mcp_nexus.pipeline.cache import CacheStep
+from mcp_nexus.pipeline.cache import CacheStep, decode_stored, encode_stored
 from mcp_nexus.pipeline.call import Middleware
 from mcp_nexus.pipeline.classify import ErrorStep
 from mcp_nexus.pipeline.offload import Offloader, OffloadStep, offloaded_file
@@ -43,7 +43,7 @@ from mcp_nexus.pipeline.timeout import TimeoutStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.pipeline.validate import ValidateStep
 from mcp_nexus.sandbox import Sandbox
-from mcp_nexus.stores.memory_cache import MemoryCacheStore
+from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -87,11 +87,20 @@ class Governance:
         catalog: Catalog,
         current: Callable[[], NexusConfig],
         upstreams: Mapping[str, Upstream],
+        stores: Stores | None = None,
     ) -> Governance:
-        """`current` returns the config in force (it changes on reload); `config` is the one to start with."""
+        """`current` returns the config in force (it changes on reload); `config` is the one to start with.
+
+        `stores` says where the cache and the rate-limit windows live (memory when not given)."""
         settings = config.gateway
+        stores = stores or Stores(config.stores)
         policies = PolicyResolver(catalog, lambda: current().gateway)
-        store = MemoryCacheStore(max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes)
+        store = stores.cache(
+            max_entries=settings.cache_max_entries,
+            max_bytes=settings.cache_max_bytes,
+            encode=encode_stored,
+            decode=decode_stored,
+        )
         offloader: Offloader | None = None
         sandbox: Sandbox | None = None
         local_tools: list[LocalTool] = []
@@ -113,8 +122,16 @@ class Governance:
             name = offloaded_file(result)
             return name is None or (offloader is not None and offloader.folder.exists(name))
 
-        cache = CacheStep(policies, store, still_valid=still_valid, upstreams=upstreams)
-        rate_limit = RateLimitStep(policies, caller_limit=settings.caller_rate_limit)
+        cache = CacheStep(
+            policies,
+            store,
+            still_valid=still_valid,
+            upstreams=upstreams,
+            lock_ttl=config.stores.cache_lock_ttl,
+        )
+        rate_limit = RateLimitStep(
+            policies, caller_limit=settings.caller_rate_limit, limiter=stores.rate_limiter()
+        )
         size_limit = SizeLimitStep(policies, offloader, _memoised_limits(current))
         retry = RetryStep(policies, backoff=settings.retry_backoff)
         timeout = TimeoutStep(policies)

@@ -58,6 +58,7 @@ class ToolPolicy:
     retries: int
     idempotent: bool
     input_schema: dict[str, Any] | None
+    cache_scope: str | None = None  # "public", "private", or None: by the caller's credentials
 
 
 def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
@@ -133,6 +134,7 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         retries=int(retries if retries is not None else DEFAULT_RETRIES),
         idempotent=explicit_idempotent if explicit_idempotent is not None else _hinted_idempotent(entry.tool),
         input_schema=entry.tool.input_schema,
+        cache_scope=_pick("cache_scope", levels),
     )
 
 

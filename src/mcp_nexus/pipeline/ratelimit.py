@@ -2,8 +2,8 @@
 
 Over a limit the upstream is not called; the caller gets an `isError` result whose text
 starts with `SYSTEM_ALERT:` and says which limit and how long to wait. The step sits inside
-the cache, so cache hits never count. The storage is in memory; `limits` also speaks Redis
-(`storage_uri`, e.g. "async+redis://host:6379"), which is how several replicas will share their windows.
+the cache, so cache hits never count. The windows live in memory, or in Redis shared by every
+replica (`stores.limits`, stores/rate_windows.py): then a limit holds for all replicas together.
 """
 
 from __future__ import annotations
@@ -45,11 +45,14 @@ class RateLimitStep:
         *,
         caller_limit: str | None = None,
         storage_uri: str = "async+memory://",
+        limiter: Any = None,
     ) -> None:
         self.policies = policies
         self.caller_limit = caller_limit
-        storage: Any = storage_from_string(storage_uri)  # an async storage: the URI says "async+"
-        self.limiter = MovingWindowRateLimiter(storage)
+        if limiter is None:  # e.g. stores/rate_windows.py's Redis limiter; else these windows
+            storage: Any = storage_from_string(storage_uri)  # an async storage: the URI says "async+"
+            limiter = MovingWindowRateLimiter(storage)
+        self.limiter = limiter
         self._parsed: dict[str, RateLimitItem] = {}
         self.rejected: dict[str, int] = {}  # per tool: calls answered with the alert
 
@@ -80,6 +83,10 @@ class RateLimitStep:
             return await call_next(call)  # a later round of a call already admitted (2026-07-28)
         checks = self._checks(call)
         if not checks:
+            return await call_next(call)
+        if len(checks) == 1:  # `hit` alone refuses without counting: one round trip to a shared store
+            if not await self.limiter.hit(checks[0].item, checks[0].scope, checks[0].subject):
+                return await self._refuse(call, checks[0])
             return await call_next(call)
         # Test every window before counting in any, so one refused call does not use up the others.
         for check in checks:

@@ -76,6 +76,8 @@ class RouteStep:
             call.declares_output_schema = True
         if entry.local is not None:
             call.server = "nexus"
+            if entry.local.progress_handler is not None:
+                return await entry.local.progress_handler(call.arguments, call.caller, call.progress)
             return await entry.local.handler(call.arguments, call.caller)
         pairs = [(route.upstream, route.tool.name) for route in entry.candidates]
         return await self._try_each(call, pairs, False, self._call_tool)

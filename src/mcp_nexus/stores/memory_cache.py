@@ -22,6 +22,8 @@ class _Entry:
 class MemoryCacheStore:
     """Bounded by entry count and by total bytes; expired entries are dropped when met."""
 
+    shared = False
+
     def __init__(self, *, max_entries: int = 1000, max_bytes: int = 64 * 1024 * 1024) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
@@ -72,6 +74,12 @@ class MemoryCacheStore:
         for key in doomed:
             self._drop(key)
         return len(doomed)
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        return True  # one process: the cache step's own in-flight table already merges identical calls
+
+    async def release(self, key: str) -> None:
+        return None
 
     def stats(self) -> CacheStoreStats:
         return CacheStoreStats(len(self._entries), self._bytes, self._evictions)

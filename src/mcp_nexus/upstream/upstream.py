@@ -439,13 +439,20 @@ class Upstream:
 
     def _on_notification(self, message: types.ServerNotification) -> None:
         if isinstance(message, types.ToolListChangedNotification):
+            self._heard("tools")
             self._spawn(self.refresh_tools())
         elif isinstance(message, types.ResourceListChangedNotification):
+            self._heard("resources")
             self._spawn(self.refresh_resources())
         elif isinstance(message, types.PromptListChangedNotification):
+            self._heard("prompts")
             self._spawn(self.refresh_prompts())
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._notify(f"resource_updated:{message.params.uri}")
+
+    def _heard(self, lists: str) -> None:
+        """The server itself said a list changed ("heard:tools"): other replicas may want to know."""
+        self._notify(f"heard:{lists}")
 
     async def watch_resource(self, uri: str, watch: bool) -> None:
         """Follow (or stop following) updates of one resource on a 2026-07-28 server."""
@@ -483,10 +490,13 @@ class Upstream:
                 async for event in subscription:
                     kind = type(event).__name__
                     if kind == "ToolsListChanged":
+                        self._heard("tools")
                         await self.refresh_tools()
                     elif kind == "PromptsListChanged":
+                        self._heard("prompts")
                         await self.refresh_prompts()
                     elif kind == "ResourcesListChanged":
+                        self._heard("resources")
                         await self.refresh_resources()
                     elif kind == "ResourceUpdated":
                         self._notify(f"resource_updated:{getattr(event, 'uri', '')}")

@@ -6,7 +6,7 @@
     GET  /ui/static/...      the page's CSS, JS and icon (shipped in the package; no data, no CDN)
     GET  /api/events         server-sent events: servers (on every state change), call (each call), resync
     GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history
-    GET  /api/tasks          the control plane's goals when one exists (another part builds it)
+(the Tasks page reads `GET /api/tasks` of admin_tasks.py: the control plane's tasks, 409 when it is off)
 
 Everything but /login and the static files sits behind the admin API's guard (token, Host,
 Origin). Server actions, reload and "try it" use the admin API itself (`/api/servers/...`,
@@ -191,16 +191,6 @@ class Dashboard:
         async def history(request: Request) -> AdminJSONResponse:
             return AdminJSONResponse({"history": self.history.as_dict(), "metrics": self.reader.snapshot()})
 
-        async def tasks(request: Request) -> AdminJSONResponse:
-            control = getattr(gateway, "control", None)
-            if control is None:
-                return AdminJSONResponse({"enabled": False, "message": "control plane not enabled"})
-            describe = getattr(control, "describe", None) or getattr(control, "snapshot", None)
-            body = describe() if callable(describe) else {}
-            return AdminJSONResponse(
-                {"enabled": True, **(body if isinstance(body, dict) else {"tasks": body})}
-            )
-
         async def events(request: Request) -> Response:
             queue = self.hub.open()
 
@@ -237,7 +227,6 @@ class Dashboard:
             Route("/api/events", events, methods=["GET"]),
             Route("/api/dashboard", overview, methods=["GET"]),
             Route("/api/dashboard/history", history, methods=["GET"]),
-            Route("/api/tasks", tasks, methods=["GET"]),
             Mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=str(_STATIC)), name="dashboard-static"),
         ]
 

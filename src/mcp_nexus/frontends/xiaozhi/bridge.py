@@ -29,7 +29,12 @@ class XiaozhiBridge:
     def __init__(self, gateway: Gateway, settings: XiaozhiSettings | None = None) -> None:
         self.gateway = gateway
         self.settings = settings if settings is not None else gateway.config.xiaozhi
-        self.view = ToolView(gateway.catalog, self.settings.tools, map_names=True)
+        self.view = ToolView(
+            gateway.catalog,
+            self.settings.tools,
+            map_names=True,
+            search=lambda: gateway.config.gateway.tool_search,
+        )
         self.endpoints = [
             EndpointConnection(gateway, url, self.settings, self.view, index)
             for index, url in enumerate(self.settings.endpoints)

@@ -43,7 +43,12 @@ class EnvelopeClient(DialingLink):
         self.settings = settings
         self.url = settings.url
         self.call_timeout = call_timeout
-        self.view = ToolView(gateway.catalog, settings.tools, map_names=False)
+        self.view = ToolView(
+            gateway.catalog,
+            settings.tools,
+            map_names=False,
+            search=lambda: gateway.config.gateway.tool_search,
+        )
         self.secrets = [*secrets_of(self.url), *([settings.token] if settings.token else [])]
         self.status = LinkStatus("envelope_client", mask_url(self.url))
         self._loop = ReconnectLoop(self.status, settings, self._attempt, logger, self.secrets)

@@ -52,7 +52,12 @@ class EnvelopeServer:
         self.gateway = gateway
         self.settings = settings
         self.call_timeout = call_timeout
-        self.view = ToolView(gateway.catalog, settings.tools, map_names=False)
+        self.view = ToolView(
+            gateway.catalog,
+            settings.tools,
+            map_names=False,
+            search=lambda: gateway.config.gateway.tool_search,
+        )
         self.status = LinkStatus("envelope_server", f"ws://{settings.host}:{settings.port}{settings.path}")
         self._server: Server | None = None
         self._sessions: dict[ServerConnection, tuple[str, ToolService]] = {}

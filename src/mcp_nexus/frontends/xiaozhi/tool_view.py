@@ -7,6 +7,7 @@ every rebuild), so a tools/list or tools/call costs a dict lookup, not a re-seri
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,9 @@ import mcp_types as types
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.names import is_allowed
+from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.config.schema_base import ToolFilter
+from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.frontends.xiaozhi.names import ToolNameMap
 
 _PAGE_OVERHEAD = 64  # `{"tools":[...],"nextCursor":"<name>"}` around the items, name excluded
@@ -70,18 +73,29 @@ class ToolSnapshot:
 class ToolView:
     """The gateway's tools as one peer kind sees them (allow/deny applied to the gateway's names)."""
 
-    def __init__(self, catalog: Catalog, rules: ToolFilter, *, map_names: bool) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        rules: ToolFilter,
+        *,
+        map_names: bool,
+        search: Callable[[], ToolSearchSettings] | None = None,
+    ) -> None:
         self.catalog = catalog
         self.rules = rules
         self.map_names = map_names
+        self._search = search  # gateway.tool_search in force: search mode for the "xiaozhi" frontend
         self._source: list[types.Tool] | None = None
+        self._settings: ToolSearchSettings | None = None
         self._snapshot: ToolSnapshot | None = None
 
     def snapshot(self) -> ToolSnapshot:
         source = self.catalog.tool_list
-        if self._snapshot is None or source is not self._source:
-            self._snapshot = self._build(source)
-            self._source = source
+        settings = self._search() if self._search is not None else None
+        if self._snapshot is None or source is not self._source or settings is not self._settings:
+            listed = listed_tools(self.catalog, settings, "xiaozhi", None) if settings is not None else source
+            self._snapshot = self._build(listed)
+            self._source, self._settings = source, settings
         return self._snapshot
 
     def _build(self, source: list[types.Tool]) -> ToolSnapshot:

@@ -343,12 +343,34 @@
   // -- tasks ------------------------------------------------------------------------------------
   async function renderTasks() {
     const box = $("#tasks-body");
-    try {
-      const data = await api("GET", "/api/tasks");
+    let data;
+    try { data = await api("GET", "/api/tasks?limit=50"); }
+    catch (e) {
       box.textContent = "";
-      if (!data.enabled) { box.appendChild(h("p", { class: "muted", id: "tasks-disabled", text: "The control plane is not enabled on this gateway: there are no tasks to show." })); return; }
-      box.appendChild(h("pre", { text: JSON.stringify(data, null, 2) }));
-    } catch (e) { box.textContent = e.message; }
+      if (e.status === 409) {
+        box.appendChild(h("p", { class: "muted", id: "tasks-disabled", text: "The control plane is not enabled on this gateway: there are no tasks to show." }));
+        box.appendChild(h("p", { class: "muted", text: e.message }));
+      } else box.appendChild(h("div", { class: "alert error", text: e.message }));
+      return;
+    }
+    box.textContent = "";
+    if (!data.tasks.length) { box.appendChild(h("p", { class: "muted", id: "tasks-empty", text: "No tasks yet." })); return; }
+    const table = h("table", { class: "grid", id: "tasks-table" },
+      h("thead", {}, h("tr", {}, ...["Created", "Goal", "Mode", "Status", "Plan", "Steps", "Result or error"].map((c) => h("th", { text: c })))));
+    const body = h("tbody");
+    for (const t of data.tasks) {
+      const plan = t.plan ? `step ${t.plan.current + 1} of ${t.plan.total}${t.plan.revisions ? `, ${t.plan.revisions} revisions` : ""}` : "-";
+      const outcome = t.error || (t.result == null ? "" : typeof t.result === "string" ? t.result : JSON.stringify(t.result));
+      body.appendChild(h("tr", { "data-task": t.id },
+        h("td", { text: t.created_at ? new Date(t.created_at * 1000).toLocaleTimeString() : "-" }),
+        h("td", {}, h("strong", { text: t.goal }), h("div", { class: "muted", text: t.id })),
+        h("td", { text: t.mode }),
+        h("td", {}, h("span", { class: "badge " + ({ succeeded: "READY", running: "CONNECTING", failed: "ERROR" }[t.status] || ""), text: t.status })),
+        h("td", { text: plan }), h("td", { class: "num", text: t.steps }),
+        h("td", { class: t.error ? "outcome-bad" : "muted", text: outcome.slice(0, 300) })));
+    }
+    table.appendChild(body);
+    box.appendChild(table);
   }
 
   // -- loading and live updates -----------------------------------------------------------------

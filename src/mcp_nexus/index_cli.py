@@ -1,0 +1,248 @@
+"""`nexus index`: the tool index of a running gateway (admin API), or of a saved index file (--local/--store).
+
+nexus index status                 where the contents came from, stale or not, per server
+nexus index ls [--tag navigation] [--query "move the robot"]
+nexus index show NAME
+nexus index sync                   ask every server for its tools now
+nexus index export FILE            the controller design's JSON document
+nexus index import FILE
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mcp_nexus.admin_client import AdminClient, AdminError, default_url
+from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
+from mcp_nexus.stores.index_location import default_index_path, open_index_store
+from mcp_nexus.stores.index_store import IndexStoreError
+
+app = typer.Typer(help="The tool index: saved snapshot of every server's tools.", no_args_is_help=True)
+out = Console()
+err = Console(stderr=True)
+
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url", envvar="NEXUS_URL", help="Base URL of the running gateway (default: $NEXUS_URL or local)."
+    ),
+]
+TokenOption = Annotated[
+    str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+LocalOption = Annotated[
+    bool, typer.Option("--local", help="Use the index file in the data folder instead of a running gateway.")
+]
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", help="Use this index file (.sqlite3 or .json) instead of a running gateway."),
+]
+
+
+def _api(
+    method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None
+) -> Any:
+    try:
+        return AdminClient(url or default_url(), token).request(method, path, body)
+    except AdminError as exc:
+        err.print(str(exc), style="red", highlight=False, markup=False)
+        raise typer.Exit(1) from exc
+
+
+def _offline(local: bool, store: Path | None) -> Path | None:
+    if store is not None:
+        return store
+    return default_index_path() if local else None
+
+
+def _load_file(path: Path) -> IndexSnapshot:
+    try:
+        snapshot = asyncio.run(open_index_store(path).load())
+    except IndexStoreError as exc:
+        err.print(str(exc), style="red", highlight=False, markup=False)
+        raise typer.Exit(1) from exc
+    if snapshot is None:
+        err.print(f"no tool index saved at {path}", style="red", highlight=False, markup=False)
+        raise typer.Exit(1)
+    return snapshot
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def status(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
+    """Where the index came from (cache, sync, stale-cache, empty), its age, and each server's part."""
+    answer = _api("GET", url, "/api/index", token)
+    if as_json:
+        _print_json(answer)
+        return
+    stale = " [STALE]" if answer["stale"] else ""
+    out.print(
+        f"{answer['tools']} tools, source {answer['source']}{stale}, last sync {answer['last_sync'] or '-'}, "
+        f"version {answer['version']}",
+        highlight=False,
+        markup=False,
+    )
+    out.print(answer["message"], highlight=False, markup=False)
+    if answer.get("saved_to"):
+        out.print(f"saved to {answer['saved_to']}", highlight=False, markup=False)
+    if answer.get("save_error"):
+        err.print(answer["save_error"], style="yellow", highlight=False, markup=False)
+    table = Table(title="servers")
+    for column in ("server", "state", "tools", "last sync", "error"):
+        table.add_column(column, overflow="fold")
+    for row in answer["servers"]:
+        table.add_row(
+            Text(row["server_id"]),
+            Text(row["state"]),
+            str(row["tools"]),
+            Text(row.get("last_sync") or "-"),
+            Text(row.get("error") or ""),
+        )
+    out.print(table)
+
+
+@app.command("ls")
+def list_tools(
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Only tools with this tag, e.g. navigation.")
+    ] = None,
+    query: Annotated[str | None, typer.Option("--query", "-q", help="Search (BM25), best first.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 1000,
+    url: UrlOption = None,
+    token: TokenOption = None,
+    local: LocalOption = False,
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the index's tools (all, by tag, or the best matches of a query)."""
+    path = _offline(local, store)
+    if path is None:
+        params = {k: v for k, v in {"tag": tag, "q": query, "limit": str(limit)}.items() if v}
+        rows = _api("GET", url, f"/api/index/tools?{urlencode(params)}", token)["tools"]
+    else:
+        from mcp_nexus.catalog.index import ToolIndex
+
+        index = ToolIndex(_load_file(path))
+        found = index.search(query, [tag] if tag else None, limit) if query else None
+        if found is None:
+            found = (index.get_tools_by_tag(tag) if tag else index.get_all_tools())[:limit]
+        rows = [entry.as_dict() for entry in found]
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} tools" + (f" tagged {tag}" if tag else ""))
+    for column in ("tool", "server", "tags", "blocking", "cost", "description"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            Text(row["name"]),
+            Text(row["server_id"]),
+            Text(", ".join(row["tags"])),
+            "yes" if row["blocking"] else "no",
+            row["cost_estimate"],
+            Text((row.get("description") or "").split("\n")[0][:70]),
+        )
+    out.print(table)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="Exposed name (server.tool) or the server's own tool name.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
+    local: LocalOption = False,
+    store: StoreOption = None,
+) -> None:
+    """Print one tool's entry as JSON."""
+    path = _offline(local, store)
+    if path is None:
+        entry = _api("GET", url, f"/api/index/tools/{quote(name, safe='')}", token)
+    else:
+        from mcp_nexus.catalog.index import ToolIndex
+
+        found = ToolIndex(_load_file(path)).get_tool_entry(name)
+        if found is None:
+            err.print(f"no tool named {name!r} in {path}", style="red", highlight=False, markup=False)
+            raise typer.Exit(1)
+        entry = found.as_dict()
+    _print_json(entry)
+
+
+@app.command()
+def sync(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
+    """Ask every server of the running gateway for its tools now (the sync rules decide what is kept)."""
+    answer = _api("POST", url, "/api/index/sync", token)
+    if as_json:
+        _print_json(answer)
+        return
+    out.print(answer["message"], highlight=False, markup=False)
+    if answer["source"] in ("stale-cache", "empty"):
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_index(
+    file: Annotated[Path, typer.Argument(help="Where to write the JSON document ('-' for stdout).")],
+    url: UrlOption = None,
+    token: TokenOption = None,
+    local: LocalOption = False,
+    store: StoreOption = None,
+) -> None:
+    """Write the index as the controller design's JSON document."""
+    path = _offline(local, store)
+    document = (
+        _api("GET", url, "/api/index/export", token) if path is None else _load_file(path).to_document()
+    )
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    if str(file) == "-":
+        print(text)
+        return
+    file.write_text(text + "\n", encoding="utf-8")
+    count = sum(len(server.get("tools", [])) for server in document["servers"])
+    err.print(
+        f"wrote {count} tools of {len(document['servers'])} servers to {file}", highlight=False, markup=False
+    )
+
+
+@app.command("import")
+def import_index(
+    file: Annotated[Path, typer.Argument(help="A JSON document in the design's format.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
+    local: LocalOption = False,
+    store: StoreOption = None,
+) -> None:
+    """Replace the index with a JSON document (a running gateway's, or the saved file with --local/--store)."""
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        err.print(f"cannot read {file}: {exc}", style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from exc
+    path = _offline(local, store)
+    if path is None:
+        answer = _api("POST", url, "/api/index/import", token, document)
+        out.print(f"{answer['tools']} tools: {answer['message']}", highlight=False, markup=False)
+        return
+    try:
+        snapshot = IndexSnapshot.from_document(document)
+        asyncio.run(open_index_store(path).save(snapshot))
+    except IndexFormatError as exc:
+        err.print(f"{file} is not a tool index document: {exc}", style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from exc
+    except IndexStoreError as exc:
+        err.print(str(exc), style="red", highlight=False, markup=False)
+        raise typer.Exit(1) from exc
+    out.print(f"saved {snapshot.tool_count} tools to {path}", highlight=False, markup=False)
