@@ -60,7 +60,21 @@ class ThreadedXiaozhi:
         self._thread.join(15)
 
 
-def gateway_document(tmp: Path, *, token: str | None, xiaozhi: str | None = None) -> dict[str, Any]:
+# The control plane with its rule router (no LLM) over the Home-Assistant-like test server.
+CONTROL = {
+    "enabled": True,
+    "environment": {
+        "devices": [
+            {"entity_id": "light.living_room", "name": "Living Room Light", "area": "客厅", "state": "off"}
+        ]
+    },
+}
+HOME = {"transport": "embedded", "module": "support.home_server:create_server", "options": {"devices": 4}}
+
+
+def gateway_document(
+    tmp: Path, *, token: str | None, xiaozhi: str | None = None, control: bool = False
+) -> dict[str, Any]:
     crash_loop = faulty(
         "loop",
         "--crash-after",
@@ -79,12 +93,17 @@ def gateway_document(tmp: Path, *, token: str | None, xiaozhi: str | None = None
         doc["gateway"]["token"] = token
     if xiaozhi is not None:
         doc["xiaozhi"] = {"endpoints": [xiaozhi]}
+    if control:
+        doc["servers"]["home"] = HOME
+        doc["control"] = CONTROL
     return doc
 
 
-def _serve(tmp: Path, token: str | None, xiaozhi: str | None = None) -> Iterator[ServedGateway]:
+def _serve(
+    tmp: Path, token: str | None, xiaozhi: str | None = None, control: bool = False
+) -> Iterator[ServedGateway]:
     config = tmp / "nexus.json"
-    config.write_text(json.dumps(gateway_document(tmp, token=token, xiaozhi=xiaozhi)))
+    config.write_text(json.dumps(gateway_document(tmp, token=token, xiaozhi=xiaozhi, control=control)))
     with served(config, tmp, token=token, env=gateway_env(tmp)) as gateway:
         gateway.wait_state("f", "READY")
         yield gateway
@@ -99,8 +118,9 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedGateway]
 
 @pytest.fixture(scope="module")
 def open_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedGateway]:
-    """A loopback gateway without a token: the dashboard opens directly, as the admin API does."""
-    yield from _serve(tmp_path_factory.mktemp("dash-open"), None)
+    """A loopback gateway without a token (the dashboard opens directly, as the admin API does),
+    with the control plane on."""
+    yield from _serve(tmp_path_factory.mktemp("dash-open"), None, control=True)
 
 
 @pytest.fixture(scope="module")

@@ -88,8 +88,7 @@ def test_each_page_loads(guarded: ServedGateway, page: Page, tmp_path: Path) -> 
     screenshot(page, "xiaozhi", tmp_path)
 
     page.click('#nav a[data-page="tasks"]')
-    expect(page.locator("#tasks-disabled")).to_contain_text("not enabled")
-    screenshot(page, "tasks", tmp_path)
+    expect(page.locator("#tasks-disabled")).to_contain_text("not enabled")  # no control plane here
 
 
 def test_stop_and_start_buttons_change_the_state_live(guarded: ServedGateway, page: Page) -> None:
@@ -139,3 +138,20 @@ def test_a_call_appears_in_the_log_live(guarded: ServedGateway, page: Page) -> N
     expect(page.locator('#calls-table tr[data-tool="f.echo"]')).to_have_count(0)
     # Arguments are never shown (they may hold secrets): the marker is nowhere on the page.
     assert marker not in page.content()
+
+
+def test_tasks_page_lists_the_control_planes_tasks(
+    open_gateway: ServedGateway, page: Page, tmp_path: Path
+) -> None:
+    created = open_gateway.post("/api/tasks", {"goal": "turn on the living room light"})
+    assert created.status_code == 200, created.text
+    task_id = created.json()["id"]
+    open_gateway.wait_for(
+        "the task to finish",
+        lambda: open_gateway.get(f"/api/tasks/{task_id}").json()["status"] == "succeeded",
+    )
+    page.goto(open_gateway.base + "/#tasks")
+    row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
+    expect(row).to_contain_text("turn on the living room light")
+    expect(row).to_contain_text("succeeded")
+    screenshot(page, "tasks", tmp_path)

@@ -359,7 +359,8 @@
       h("thead", {}, h("tr", {}, ...["Created", "Goal", "Mode", "Status", "Plan", "Steps", "Result or error"].map((c) => h("th", { text: c })))));
     const body = h("tbody");
     for (const t of data.tasks) {
-      const plan = t.plan ? `step ${t.plan.current + 1} of ${t.plan.total}${t.plan.revisions ? `, ${t.plan.revisions} revisions` : ""}` : "-";
+      const at = t.plan ? Math.min(t.plan.current + 1, t.plan.total) : 0;
+      const plan = t.plan ? `step ${at} of ${t.plan.total}${t.plan.revisions ? `, ${t.plan.revisions} revisions` : ""}` : "-";
       const outcome = t.error || (t.result == null ? "" : typeof t.result === "string" ? t.result : JSON.stringify(t.result));
       body.appendChild(h("tr", { "data-task": t.id },
         h("td", { text: t.created_at ? new Date(t.created_at * 1000).toLocaleTimeString() : "-" }),
