@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 # libseccomp2 builds python_sandbox's syscall filter (through PyPI's pyseccomp); python3-seccomp
 # gives the system Python the same API (a test runs the sandbox library from it as uid 65534).
+# chromium: the dashboard's browser tests (Playwright drives the system browser; it never downloads one).
 # redis-server and haproxy: the shared store and the load balancer of the scale-out tests (tests/scale).
-APT_PACKAGES=(bubblewrap libseccomp2 python3-seccomp pulseaudio pulseaudio-utils alsa-utils redis-server haproxy)
+APT_PACKAGES=(bubblewrap libseccomp2 python3-seccomp pulseaudio pulseaudio-utils alsa-utils chromium redis-server haproxy)
 PY=${PYTHON:-python3}
 
 need_apt=()
@@ -18,8 +19,9 @@ done
 if ((${#need_apt[@]})); then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  # Several setups may run at once on one machine: wait for the dpkg lock instead of failing.
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
 stamp=.venv/.installed

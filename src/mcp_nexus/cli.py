@@ -219,6 +219,12 @@ def _print_banner(runtime: Runtime) -> None:
     if starting:
         err.print(f"  still starting: {', '.join(starting)} (their tools join when ready)", markup=False)
     err.print(f"  data folder: {data_dir()}", markup=False, highlight=False)
+    if runtime.port is not None:
+        dashboard = url.removesuffix(gateway.config.gateway.path) + "/"
+        login = " (log in with the gateway's token)" if gateway.config.gateway.token is not None else ""
+        err.print(
+            f"  dashboard: {dashboard}{login}   metrics: {dashboard}metrics", markup=False, highlight=False
+        )
     entry: dict[str, Any] = {"type": "http", "url": url}
     if gateway.config.gateway.token is not None:
         entry["headers"] = {"Authorization": "Bearer <your token>"}
@@ -450,6 +456,40 @@ def reload(url: UrlOption = None, token: TokenOption = None) -> None:
             style="yellow",
             markup=False,
         )
+
+
+@app.command()
+def stats(
+    url: UrlOption = None,
+    token: TokenOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
+    watch: Annotated[
+        float | None,
+        typer.Option("--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2)."),
+    ] = None,
+) -> None:
+    """Show the running gateway's metrics: calls, errors, latency percentiles, cache, limits, upstreams."""
+    from rich.live import Live
+
+    from mcp_nexus.stats_view import render_stats
+
+    if watch is not None and watch <= 0:
+        err.print(f"--watch takes seconds greater than 0, got {watch:g}", style="red", markup=False)
+        raise typer.Exit(2)
+    answer = _api("GET", url, "/api/metrics", token)
+    if as_json:
+        print(json.dumps(answer, indent=2))
+        return
+    if watch is None:
+        out.print(render_stats(answer))
+        return
+    try:
+        with Live(render_stats(answer), console=out, screen=False, auto_refresh=False) as live:
+            while True:
+                time.sleep(watch)
+                live.update(render_stats(_api("GET", url, "/api/metrics", token)), refresh=True)
+    except KeyboardInterrupt:
+        pass
 
 
 @config_app.command("check")

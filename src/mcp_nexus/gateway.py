@@ -13,6 +13,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_nexus import tracing
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_sync import IndexSync
@@ -27,6 +28,7 @@ from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.metrics import MetricsStep
 from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
+from mcp_nexus.pipeline.trace_step import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.replica_sync import ListChangeFanout
 from mcp_nexus.stores.index_location import open_index_store
@@ -160,10 +162,16 @@ class Gateway:
         )
         self._serve_search_tools(config)
         self.add_config_listener(lambda _old, new: self._serve_search_tools(new))
-        self.metrics = MetricsStep()
+        self.metrics = MetricsStep(config.gateway.metrics_window)
+        self.add_config_listener(lambda _old, new: self.metrics.resize(new.gateway.metrics_window))
+        # With `gateway.metrics: false` the step is left out entirely (bench/metrics_cost.py compares).
+        measured: list[Middleware] = [self.metrics] if config.gateway.metrics else []
+        tracer = tracing.tracer()  # set by the runtime when OTEL_EXPORTER_OTLP_ENDPOINT is configured
+        if tracer is not None:
+            measured.insert(0, TraceStep(tracer))
         route = RouteStep(self.catalog, input_answerer)
-        self.pipeline = Pipeline([self.metrics, *self.governance.tool_steps, *(extra_steps or [])], route)
-        self.requests = Pipeline([self.metrics, *self.governance.request_steps], route)
+        self.pipeline = Pipeline([*measured, *self.governance.tool_steps, *(extra_steps or [])], route)
+        self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
         self._draining = False
         self._in_flight = 0

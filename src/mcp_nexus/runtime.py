@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from mcp_nexus import tracing
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.control.control_plane import ControlPlane
@@ -64,6 +65,7 @@ class Runtime:
         llm: Any = None,
     ) -> None:
         self.options = options or RuntimeOptions()
+        tracing.configure_from_env()  # before the gateway: its pipeline gets the trace step when on
         self.gateway = Gateway(config)
         self.gateway.config_source = source
         self.control: Any = None  # the control plane (control/control_plane.py), when configured
@@ -265,6 +267,7 @@ class Runtime:
             with contextlib.suppress(BaseException):
                 await self.stdio_task
         await self._stack.aclose()
+        tracing.flush()  # the last spans leave before the process does
         if self.options.signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):

@@ -304,6 +304,11 @@ class GatewaySettings(CallPolicy):
     sandbox_concurrency: int | None = Field(
         default=None, ge=1, description="python_sandbox runs at once; default: CPU count, at least 2"
     )
+    # metrics (docs/OPERATIONS.md, "Metrics"): per tool/server counters and latency over a window
+    metrics: bool = Field(default=True, description="record per-call metrics (/metrics, /api/metrics)")
+    metrics_window: int = Field(
+        default=100, ge=1, le=100_000, description="calls per tool/server the latency figures cover"
+    )
 
     @model_validator(mode="before")
     @classmethod

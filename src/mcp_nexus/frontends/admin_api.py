@@ -485,6 +485,32 @@ def openapi_document() -> dict[str, Any]:
             "/api/openapi.json": {
                 "get": {"summary": "This document", "responses": _guarded({"200": _json(any_object)})}
             },
+            # metrics_routes.py and the dashboard (docs/OPERATIONS.md "Metrics", docs/DASHBOARD.md)
+            "/api/metrics": {
+                "get": {
+                    "summary": "Calls, errors, latency, cache, limits, offloads per tool/server; upstream processes",
+                    "responses": _guarded({"200": _json(any_object)}),
+                }
+            },
+            "/api/calls": {
+                "get": {
+                    "summary": "The most recent calls (no arguments or results), oldest first",
+                    "parameters": [
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100},
+                        }
+                    ],
+                    "responses": _guarded(
+                        {
+                            "200": _json({"type": "object", "properties": {"calls": {"type": "array"}}}),
+                            "400": _json(_ERROR, "limit is not a whole number from 1 to 10000"),
+                        }
+                    ),
+                }
+            },
             **task_openapi_paths(_guarded),
             **index_openapi_paths(_json, _guarded, _ERROR, _json_body),
         },

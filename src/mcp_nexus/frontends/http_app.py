@@ -18,9 +18,13 @@ from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.admin_index import index_routes
 from mcp_nexus.frontends.admin_stores import stores_routes
+from mcp_nexus.frontends.dashboard import Dashboard
+from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
 from mcp_nexus.frontends.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.metrics_routes import metrics_routes
+from mcp_nexus.frontends.metrics_snapshot import MetricsReader
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
 
@@ -55,6 +59,8 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         }
 
     gateway.status_providers["http"] = http_status
+    reader = MetricsReader(gateway)
+    dashboard = Dashboard(gateway, reader)
 
     async def healthz(request: Request) -> JSONResponse:
         states = {name: str(u.state) for name, u in gateway.upstreams.items()}
@@ -65,7 +71,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         if manage_gateway:
             await gateway.start()
         try:
-            async with frontend.server.session_manager.run():
+            async with frontend.server.session_manager.run(), dashboard.running():
                 yield
         finally:
             gateway.status_providers.pop("http", None)
@@ -79,6 +85,8 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *cache_routes(gateway),
         *index_routes(gateway),
         *stores_routes(gateway),
+        *metrics_routes(gateway, reader),
+        *dashboard.routes(),
         *mcp_app.routes,
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -90,6 +98,11 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
             max_body_bytes=settings.request_max_bytes,
+            open_paths=("/healthz", LOGIN_PATH, "/logout"),
+            open_prefixes=(STATIC_PREFIX,),
+            login_path=LOGIN_PATH,
+            page_paths=PAGE_PATHS,
+            cookie_prefixes=("/api/", "/metrics"),
         ),
     )
     return guarded, frontend

@@ -29,7 +29,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_nexus import __version__
+from mcp_nexus import __version__, tracing
 from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
 from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.gateway import Gateway
@@ -194,7 +194,11 @@ class McpFrontend:
                 raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
             if arguments is not None and not isinstance(arguments, dict):
                 raise MCPError(types.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-            outcome = encodable(await self.gateway.call_tool(name, arguments, caller=caller))
+            outcome = encodable(
+                await self.gateway.call_tool(
+                    name, arguments, caller=caller, meta=tracing.caller_context((params or {}).get("_meta"))
+                )
+            )
         except Exception as exc:
             return encode({"jsonrpc": "2.0", "id": request_id, "error": error_body(exc)})
         result = outcome.model_dump_json(by_alias=True, exclude_none=True).encode()
@@ -263,6 +267,7 @@ class McpFrontend:
                 caller=self.caller(ctx),
                 progress=cast(ProgressFnT, progress) if caller_wants_progress(ctx) else None,
                 round_=_round(ctx, params),
+                meta=tracing.caller_context(params.meta),
             )
         except GatewayError as exc:
             raise _as_mcp_error(exc) from exc

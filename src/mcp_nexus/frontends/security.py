@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_nexus.frontends.body_limit import (
@@ -31,6 +32,7 @@ from mcp_nexus.frontends.http_authority import (
     parse_authority,
     parse_origin,
 )
+from mcp_nexus.frontends.session_cookie import COOKIE_NAME, valid_session
 
 
 def is_loopback(host: str) -> bool:
@@ -62,6 +64,12 @@ class GuardSettings:
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
     open_paths: tuple[str, ...] = ("/healthz",)
+    open_prefixes: tuple[str, ...] = ()  # e.g. the dashboard's static files (no data in them)
+    # Pages a browser opens: without a valid token they redirect to the login page instead of 401.
+    login_path: str | None = None
+    page_paths: tuple[str, ...] = ()
+    # Where the login cookie counts (the pages and their APIs); never `/mcp`: MCP clients use the token.
+    cookie_prefixes: tuple[str, ...] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
@@ -135,13 +143,25 @@ class HttpGuard:
             return
         raise _Denied(403, "invalid Origin header: not a loopback origin (see gateway.allowed_origins)")
 
-    def _check_token(self, path: str, values: list[str]) -> None:
+    def _check_token(self, path: str, values: list[str], cookies: list[str]) -> None:
         token = self.settings.token
-        if not token or path in self.settings.open_paths:
+        if not token or path in self.settings.open_paths or path.startswith(self.settings.open_prefixes):
             return
         given = values[0] if len(values) == 1 else ""
         if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
             return
+        # The dashboard's login cookie (session_cookie.py): only when no Authorization header was sent.
+        if (
+            not values
+            and self.settings.login_path is not None
+            and (path in self.settings.page_paths or path.startswith(self.settings.cookie_prefixes))
+        ):
+            for header in cookies:
+                session = cookie_parser(header).get(COOKIE_NAME)
+                if session and valid_session(token, session):
+                    return
+        if path in self.settings.page_paths and self.settings.login_path is not None:
+            raise _Denied(303, "log in first", location=self.settings.login_path)
         raise _Denied(401, "missing or invalid bearer token", challenge=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,7 +174,9 @@ class HttpGuard:
         try:
             self._check_host(headers.get("host", []))
             self._check_origin(headers.get("origin", []))
-            self._check_token(scope.get("path", ""), headers.get("authorization", []))
+            self._check_token(
+                scope.get("path", ""), headers.get("authorization", []), headers.get("cookie", [])
+            )
             if scope["type"] == "http":
                 limit = self.settings.max_body_bytes
                 receive = await read_capped(
@@ -180,6 +202,7 @@ async def _deny(
     *,
     challenge: bool = False,
     close: bool = False,
+    location: str | None = None,
     **extra: Any,
 ) -> None:
     if scope["type"] == "websocket":
@@ -187,6 +210,8 @@ async def _deny(
         return
     body = json.dumps({"error": message, **extra}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if location is not None:
+        headers.append((b"location", location.encode()))
     if challenge:
         headers.append((b"www-authenticate", b'Bearer realm="nexus"'))
     if close:

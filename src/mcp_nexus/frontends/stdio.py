@@ -29,6 +29,7 @@ from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from pydantic import BaseModel
 
+from mcp_nexus import tracing
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
@@ -218,11 +219,22 @@ class StdioServer:
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 await dctx.progress(value, total, message)
 
-        outcome = await self.gateway.call_tool(name, arguments, caller=caller, progress=progress)  # type: ignore[arg-type]
+        outcome = await self.gateway.call_tool(
+            name,
+            arguments,
+            caller=caller,
+            progress=progress,  # type: ignore[arg-type]
+            meta=tracing.caller_context(params.get("_meta")),
+        )
         # pydantic-core serialises the result to JSON in one pass; only the envelope is ours.
         return RawResult(outcome.model_dump_json(by_alias=True, exclude_none=True).encode())
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    with contextlib.suppress(asyncio.CancelledError):
-        await StdioServer(gateway).serve()
+    # One client on the other end of the pipes while this runs (for /api/frontends and /metrics).
+    gateway.status_providers["stdio"] = lambda: {"sessions": 1}
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await StdioServer(gateway).serve()
+    finally:
+        gateway.status_providers.pop("stdio", None)

@@ -32,6 +32,7 @@ from mcp_nexus.pipeline.errors import (
     UnknownToolError,
 )
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
+from mcp_nexus.pipeline.trace_step import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.upstream import CallerEra, Upstream, UpstreamUnavailable
 
@@ -174,6 +175,7 @@ class RouteStep:
         send: Callable[[ToolCall, Upstream, Any, float], Awaitable[Any]],
     ) -> Any:
         last_error: Exception | None = None
+        send = traced(send)  # a CLIENT span per attempt when tracing is on; `send` itself when off
         for upstream, target in candidates:
             call.servers_tried.append(upstream.name)
             if not upstream.is_ready:

@@ -17,6 +17,7 @@ RESTART_ONLY_SETTINGS = (
     "allowed_origins",
     "allowed_hosts",
     "request_max_bytes",
+    "metrics",  # the pipeline is built with or without its metrics step (metrics_window applies live)
 )
 
 

@@ -6,9 +6,11 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx2
+import orjson
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
+from mcp_nexus import tracing
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.session import Session
 
@@ -20,6 +22,23 @@ def http_headers(config: ServerConfig) -> dict[str, str]:
     return headers
 
 
+async def trace_headers(request: httpx2.Request) -> None:
+    """Copy a JSON-RPC request's `_meta` traceparent/tracestate into the HTTP headers."""
+    body = request.content
+    if b'"traceparent"' not in body:
+        return
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict):
+        for key in (tracing.TRACEPARENT, tracing.TRACESTATE):
+            if isinstance(meta.get(key), str):
+                request.headers[key] = meta[key]
+
+
 class HttpSession(Session):
     transport = "http"
 
@@ -29,7 +48,12 @@ class HttpSession(Session):
         timeout = httpx2.Timeout(
             config.timeouts.call, connect=config.timeouts.connect, read=config.timeouts.sse_read
         )
-        client = httpx2.AsyncClient(headers=http_headers(config), timeout=timeout, follow_redirects=False)
+        # With tracing on, each request's trace context (put in `_meta` by the route's span) also
+        # travels as W3C headers, which HTTP servers and proxies read (tracing.py).
+        hooks = {"request": [trace_headers]} if tracing.tracer() is not None else {}
+        client = httpx2.AsyncClient(
+            headers=http_headers(config), timeout=timeout, follow_redirects=False, event_hooks=hooks
+        )
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
         return JSONRPCDispatcher(read, write)
