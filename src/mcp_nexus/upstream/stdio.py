@@ -102,7 +102,7 @@ class StdioSession(Session):
 
         self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
         reader = asyncio.create_task(self._read_stdout(process, peer), name=f"stdout-{config.name}")
-        stack.push_async_callback(_cancel, reader)
+        stack.push_async_callback(_end_reader, reader, process)
         return peer
 
     async def _read_stdout(self, process: asyncio.subprocess.Process, peer: JsonRpcPeer) -> None:
@@ -201,6 +201,19 @@ class StdioSession(Session):
             return types.CallToolResult.model_validate(raw, by_name=False)
 
         return await in_rounds(send, round_, answer_input)
+
+
+LAST_WORDS_WAIT_S = 0.5
+"""How long closing a session whose child already exited lets the reader finish reporting the
+exit: it waits (at most 0.3 s) for the child's last stderr lines, which usually say why it died
+(e.g. during initialize, when the session is closed at once)."""
+
+
+async def _end_reader(reader: asyncio.Task[Any], process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None and not reader.done():
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(reader), LAST_WORDS_WAIT_S)
+    await _cancel(reader)
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:
