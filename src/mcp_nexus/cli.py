@@ -21,6 +21,7 @@ from mcp_nexus.bridge_cli import app as bridge_app
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
 from mcp_nexus.cache_cli import app as cache_app
+from mcp_nexus.cli_options import TokenOption, UrlOption
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
@@ -54,15 +55,6 @@ PrivateConfigOption = Annotated[
     typer.Option(
         "--config", "-c", help="Run a private gateway on this config file instead of asking the running one."
     ),
-]
-UrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--url", envvar="NEXUS_URL", help="Base URL of the running gateway (default: $NEXUS_URL or local)."
-    ),
-]
-TokenOption = Annotated[
-    str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
 ]
 NameArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
 

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
+from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption
 from mcp_nexus.stores.index_location import default_index_path, open_index_store
 from mcp_nexus.stores.index_store import IndexStoreError
 
@@ -30,16 +31,6 @@ app = typer.Typer(help="The tool index: saved snapshot of every server's tools."
 out = Console()
 err = Console(stderr=True)
 
-UrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--url", envvar="NEXUS_URL", help="Base URL of the running gateway (default: $NEXUS_URL or local)."
-    ),
-]
-TokenOption = Annotated[
-    str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 LocalOption = Annotated[
     bool, typer.Option("--local", help="Use the index file in the data folder instead of a running gateway.")
 ]

@@ -15,18 +15,12 @@ from typing import Annotated, Any
 import typer
 
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
+from mcp_nexus.cli_options import TokenOption, UrlOption
 
 app = typer.Typer(
     help="Goals carried out by the gateway's control plane (docs/CONTROL.md).", no_args_is_help=True
 )
 
-UrlOption = Annotated[
-    str | None,
-    typer.Option("--url", envvar="NEXUS_URL", help="The gateway's base URL (default: $NEXUS_URL or local)."),
-]
-TokenOption = Annotated[
-    str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
-]
 FINISHED = ("succeeded", "failed", "cancelled")
 POLL_SECONDS = 0.3
 
