@@ -40,6 +40,31 @@ def linked() -> tuple[JsonRpcPeer, JsonRpcPeer]:
     return holder["a"], holder["b"]
 
 
+async def test_progress_is_delivered_in_order_and_before_the_answer() -> None:
+    """A relay passes each progress on with an await of its own (slow ones here, the first
+    slowest): all of them, in order, must reach the caller before the request returns."""
+    a, b = linked()
+
+    async def on_request(ctx: Any, method: str, params: Any) -> Any:
+        for step in (1, 2, 3):
+            await ctx.progress(step, 3, f"step {step}")
+        return {"done": True}
+
+    async def on_notify(ctx: Any, method: str, params: Any) -> None:
+        return None
+
+    b.serve(on_request, on_notify)
+    delivered: list[float] = []
+
+    async def slow_relay(value: float, total: float | None, message: str | None) -> None:
+        await asyncio.sleep(0.05 * (4 - value))
+        delivered.append(value)
+
+    result = await a.send_raw_request("work", {}, {"on_progress": slow_relay})
+    assert result == {"done": True}
+    assert delivered == [1, 2, 3]
+
+
 async def test_request_result_error_and_progress() -> None:
     a, b = linked()
     seen: list[float] = []

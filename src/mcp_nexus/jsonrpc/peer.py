@@ -51,6 +51,10 @@ from mcp_nexus.jsonrpc.message import (
 
 logger = logging.getLogger(__name__)
 
+PROGRESS_DRAIN_S = 2.0
+"""At most this long an answer waits for the progress its request received before it: long
+enough for a relay to pass them on, short enough that a stuck downstream cannot hold the answer."""
+
 Write = Callable[[bytes], Awaitable[None] | None]
 
 
@@ -89,6 +93,9 @@ class JsonRpcPeer:
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[Any, ProgressFnT] = {}
+        # The last progress delivery of each request: deliveries run one after another, and the
+        # request's answer waits for them (a relay must not overtake its own progress).
+        self._progress_tail: dict[Any, asyncio.Future[None]] = {}
         self._inbound: dict[Any, tuple[asyncio.Task[None], _InboundContext]] = {}
         self._on_request: OnRequest | None = None
         self._on_notify: OnNotify | None = None
@@ -142,6 +149,7 @@ class JsonRpcPeer:
                 future.exception()  # retrieved: nobody may be waiting any more
         self._pending.clear()
         self._progress.clear()
+        self._progress_tail.clear()
         for task, _ctx in list(self._inbound.values()):
             task.cancel()
 
@@ -215,7 +223,13 @@ class JsonRpcPeer:
                 # A timer that fails the future, not asyncio.wait_for: wait_for wraps the future
                 # and costs an extra event-loop turn on every answer (the hot path).
                 timer = asyncio.get_running_loop().call_later(timeout, _expire, future, method, timeout)
-            return await future
+            result = await future
+            tail = self._progress_tail.get(request_id)
+            if tail is not None and not tail.done():
+                # Progress the peer sent before its answer reaches our caller before the answer.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(tail), PROGRESS_DRAIN_S)
+            return result
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT and opts.get("cancel_on_abandon", True):
                 await self._cancel_remote(request_id, "timed out")
@@ -229,6 +243,7 @@ class JsonRpcPeer:
                 timer.cancel()
             self._pending.pop(key, None)
             self._progress.pop(request_id, None)
+            self._progress_tail.pop(request_id, None)
 
     async def _cancel_remote(self, request_id: RequestId, reason: str) -> None:
         if not self._closed.is_set():
@@ -328,13 +343,17 @@ class JsonRpcPeer:
                 progress = params.get("progress")
                 total = params.get("total")
                 message = params.get("message")
-                self._spawn(
-                    callback(
-                        progress if isinstance(progress, int | float) else 0,
-                        total if isinstance(total, int | float) else None,
-                        message if isinstance(message, str) else None,
-                    )
+                delivery = callback(
+                    progress if isinstance(progress, int | float) else 0,
+                    total if isinstance(total, int | float) else None,
+                    message if isinstance(message, str) else None,
                 )
+                tail = asyncio.ensure_future(
+                    _after(self._progress_tail.get(token), _logged(delivery, self.options.name))
+                )
+                self._progress_tail[token] = tail
+                _BACKGROUND.add(tail)
+                tail.add_done_callback(_BACKGROUND.discard)
                 return
         if run_notify_intercept(self._intercept, note.method, note.params):
             return
@@ -348,6 +367,14 @@ class JsonRpcPeer:
 
 
 _BACKGROUND: set[asyncio.Future[Any]] = set()
+
+
+async def _after(previous: asyncio.Future[None] | None, work: Awaitable[None]) -> None:
+    """Run `work` once `previous` (the same request's earlier progress delivery) has finished."""
+    if previous is not None and not previous.done():
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(previous)
+    await work
 
 
 async def _logged(work: Awaitable[Any], name: str) -> None:
