@@ -29,7 +29,6 @@ from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.replica_sync import ListChangeFanout
-from mcp_nexus.stores.index_location import open_index_store
 from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
@@ -146,7 +145,7 @@ class Gateway:
         self.index = ToolIndex()
         self.index_sync = IndexSync(
             self.index,
-            open_index_store(config.gateway.index.path) if config.gateway.index.persist else None,
+            self.stores.index_store(config.gateway.index.path) if config.gateway.index.persist else None,
             lambda: self.config,
             lambda: self.upstreams,
         )

@@ -27,7 +27,7 @@ from typing import Any
 from mcp_nexus.catalog.index import ServerIndexStatus, ToolIndex
 from mcp_nexus.catalog.index_entries import entries_for_server
 from mcp_nexus.catalog.index_entry import IndexEntry
-from mcp_nexus.catalog.index_snapshot import IndexSnapshot, utc_now_iso
+from mcp_nexus.catalog.index_snapshot import IndexSnapshot, parse_iso, utc_now_iso
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
@@ -308,6 +308,30 @@ class IndexSync:
         async with self._lock:
             await self._save(self.index.snapshot)
 
+    async def adopt_newer(self) -> bool:
+        """Serve the saved snapshot instead of syncing when it is newer than ours and still fresh:
+        another replica sharing the store (stores.index in Redis) synced since. True when adopted."""
+        saved = self._configured_only(await self._load())
+        if saved is None or not saved.has_tools:
+            return False
+        theirs, mine = parse_iso(saved.last_sync), parse_iso(self.index.snapshot.last_sync)
+        age = saved.age_seconds()
+        if theirs is None or (mine is not None and theirs <= mine):
+            return False
+        if age is None or age >= self.settings.cache_ttl_seconds:
+            return False
+        async with self._lock:
+            self.index.set_snapshot(saved)
+            status = self.index.status
+            status.source, status.stale = "cache", False
+            status.message = f"adopted the snapshot of {saved.last_sync} saved by another replica"
+            status.servers = {
+                server_id: ServerIndexStatus("cached", len(tools), None, saved.last_sync)
+                for server_id, tools in saved.servers.items()
+            }
+        logger.info("tool index: %s", status.message)
+        return True
+
     # -- import and export ---------------------------------------------------------------------
 
     async def import_snapshot(self, snapshot: IndexSnapshot, origin: str) -> dict[str, Any]:
@@ -384,6 +408,8 @@ class IndexSync:
                 delay = ttl - (age if age is not None else ttl)
             await asyncio.sleep(max(delay, 1.0))
             try:
+                if await self.adopt_newer():
+                    continue
                 await self.sync("cache_ttl_seconds passed")
             except Exception:  # the loop must survive one failed sync
                 logger.exception("tool index: periodic sync failed")
