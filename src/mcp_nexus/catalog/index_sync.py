@@ -12,8 +12,10 @@ settled (`sync`), and:
 After that the index follows the servers: when the aggregated tool list changes (a server
 joined, announced tools/list_changed, or a reload changed it), the ready servers whose tools
 differ from their entries get new entries and the snapshot is saved (incremental sync). A
-snapshot older than `cache_ttl_seconds` is synced again; a stale one is retried every minute
-and as soon as a server is back (an empty index too, every minute).
+snapshot older than `cache_ttl_seconds` is synced again, unless the store holds a newer one
+that is still fresh (another replica sharing it, stores.index in Redis, synced since): that one
+is adopted. A stale one is retried every minute and as soon as a server is back (an empty
+index too, every minute).
 """
 
 from __future__ import annotations
