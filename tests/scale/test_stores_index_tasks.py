@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_entry import IndexEntry
@@ -24,11 +25,11 @@ from mcp_nexus.config.stores import StoresSettings
 from mcp_nexus.control.redis_queue import RedisTaskQueue
 from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
 from mcp_nexus.control.task import ExecutionData, PlanStep, TaskPlan, TaskStatus, UnifiedTask
-from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskNotFoundError
+from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskNotFoundError, TaskQueueUnavailableError
 from mcp_nexus.stores.index_redis import RedisIndexStore
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
 from mcp_nexus.stores.index_store import IndexStore, IndexStoreError
-from mcp_nexus.stores.redis_link import RedisLink, RedisUnavailableError
+from mcp_nexus.stores.redis_link import RedisLink
 from mcp_nexus.stores.shared import Stores
 from support.processes import free_port
 from support.redis_server import RedisServer
@@ -286,8 +287,35 @@ async def test_without_redis_the_worker_finds_nothing_and_the_api_gets_a_clear_e
     try:
         assert await queue.claim_next() is None  # the worker's loop goes on, quietly
         assert await queue.requeue_running() == []
-        with pytest.raises(RedisUnavailableError):
+        with pytest.raises(TaskQueueUnavailableError, match=re.escape("the task queue at redis://127.0.0.1")):
             await queue.enqueue(new_task("nowhere"))
     finally:
         await queue.close()
         await link.close()
+
+
+async def test_a_task_that_cannot_be_saved_while_redis_hangs_is_taken_again_once_it_answers(
+    redis: RedisServer, prefix: str
+) -> None:
+    """Redis stops answering (CLIENT PAUSE: every command waits) while a worker saves its step: the
+    worker gives the task up, stops renewing its lease, and once Redis answers again the task is
+    taken (by any replica) at its last saved step instead of staying "running" forever."""
+    links = [RedisLink(redis.url, timeout=0.3, retry_after=0.2) for _ in range(2)]
+    a, b = (RedisTaskQueue(link, prefix=prefix, lease=LEASE) for link in links)
+    raw = aioredis.Redis.from_url(redis.url)
+    try:
+        task = await a.enqueue(new_task("saved while redis hangs", steps=2))
+        claimed = await a.claim_next()
+        assert claimed is not None
+        await raw.client_pause(1500)
+        with pytest.raises(TaskQueueUnavailableError):
+            await a.save(claimed)
+        await asyncio.sleep(1.5 + LEASE + 0.3)  # the pause ends; the lease, no longer renewed, lapses
+        again = await b.claim_next()
+        assert again is not None and again.id == task.id and again.resumed == 1
+    finally:
+        await raw.aclose()
+        for queue in (a, b):
+            await queue.close()
+        for link in links:
+            await link.close()

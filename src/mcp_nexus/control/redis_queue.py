@@ -40,7 +40,7 @@ from redis.exceptions import WatchError
 
 from mcp_nexus.config.secrets import mask_url
 from mcp_nexus.control.task import TaskStatus, UnifiedTask
-from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskNotFoundError
+from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskNotFoundError, TaskQueueUnavailableError
 from mcp_nexus.stores.redis_link import RedisLink, RedisUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -142,8 +142,16 @@ class RedisTaskQueue:
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
 
+    async def _run(self, operation: Any) -> Any:
+        try:
+            return await self.link.run(operation)
+        except RedisUnavailableError as exc:
+            raise TaskQueueUnavailableError(
+                f"the task queue at {self.location} is unavailable: {exc}"
+            ) from exc
+
     async def _script(self, script: str, *args: Any) -> Any:
-        return await self.link.run(lambda client: client.eval(script, 0, self.prefix, *args))
+        return await self._run(lambda client: client.eval(script, 0, self.prefix, *args))
 
     @staticmethod
     def _load(data: Any, status: Any, cancel: Any) -> UnifiedTask:
@@ -175,13 +183,11 @@ class RedisTaskQueue:
                 pipe.zadd(f"{self.prefix}:by:{task.status}", {task.id: task.created_at})
                 await pipe.execute()
 
-        await self.link.run(insert)
+        await self._run(insert)
         return task
 
     async def get(self, task_id: str) -> UnifiedTask:
-        fields = await self.link.run(
-            lambda client: client.hmget(self._key(task_id), "data", "status", "cancel")
-        )
+        fields = await self._run(lambda client: client.hmget(self._key(task_id), "data", "status", "cancel"))
         if fields[0] is None:
             raise TaskNotFoundError(task_id)
         return self._load(*fields)
@@ -219,7 +225,7 @@ class RedisTaskQueue:
                     except WatchError:
                         continue  # claimed or saved meanwhile: look again
 
-        task = await self.link.run(mark)
+        task = await self._run(mark)
         if task is None:
             raise TaskNotFoundError(task_id)
         return task
@@ -234,7 +240,7 @@ class RedisTaskQueue:
                     pipe.hmget(self._key(_text(task_id)), "data", "status", "cancel")
                 return list(await pipe.execute())
 
-        rows = await self.link.run(select)
+        rows = await self._run(select)
         return [self._load(*fields) for fields in rows if fields[0] is not None]
 
     # -- what the worker and the executor need -----------------------------------------------------
@@ -243,14 +249,18 @@ class RedisTaskQueue:
         if task.id in self._lost:
             raise TaskLeaseLostError(task.id)
         task.updated_at = time.time()
-        saved = await self._script(
-            SAVE_SCRIPT,
-            task.id,
-            self.owner,
-            str(task.status),
-            task.model_dump_json(),
-            "1" if task.cancel_requested else "0",
-        )
+        try:
+            saved = await self._script(
+                SAVE_SCRIPT,
+                task.id,
+                self.owner,
+                str(task.status),
+                task.model_dump_json(),
+                "1" if task.cancel_requested else "0",
+            )
+        except TaskQueueUnavailableError:
+            self._give_up(task.id)
+            raise
         if int(saved) == -1:
             self._lost_task(task.id)
             raise TaskLeaseLostError(task.id)
@@ -260,13 +270,17 @@ class RedisTaskQueue:
     async def cancel_requested(self, task_id: str) -> bool:
         if task_id in self._lost:
             return True  # another replica runs it now: stop here
-        flag = await self.link.run(lambda client: client.hget(self._key(task_id), "cancel"))
+        try:
+            flag = await self._run(lambda client: client.hget(self._key(task_id), "cancel"))
+        except TaskQueueUnavailableError:
+            self._give_up(task_id)
+            raise
         return flag is not None and _text(flag) == "1"
 
     async def claim_next(self) -> UnifiedTask | None:
         try:
             claimed = await self._script(CLAIM_SCRIPT, self.owner, int(self.lease * 1000))
-        except RedisUnavailableError:
+        except TaskQueueUnavailableError:
             return None  # the link logged it; the worker looks again in a second
         if not claimed:
             return None
@@ -288,7 +302,7 @@ class RedisTaskQueue:
         """Only the tasks whose lease expired: the others run on live replicas."""
         try:
             ids = await self._script(RECLAIM_SCRIPT)
-        except RedisUnavailableError:
+        except TaskQueueUnavailableError:
             return []
         return [_text(task_id) for task_id in ids]
 
@@ -300,6 +314,11 @@ class RedisTaskQueue:
             self._heartbeat = None
 
     # -- leases ------------------------------------------------------------------------------------
+
+    def _give_up(self, task_id: str) -> None:
+        """The worker stops a task it cannot save (Redis is down): its lease lapses, so once Redis is
+        back the task is taken again (by any replica) at its last saved step, not left running forever."""
+        self._held.discard(task_id)
 
     def _lost_task(self, task_id: str) -> None:
         self._held.discard(task_id)
@@ -320,7 +339,7 @@ class RedisTaskQueue:
                 lost = await self._script(
                     RENEW_SCRIPT, self.owner, int(self.lease * 1000), *sorted(self._held)
                 )
-            except RedisUnavailableError:
+            except TaskQueueUnavailableError:
                 continue  # the link logged it; the next beat tries again
             for task_id in lost:
                 self._lost_task(_text(task_id))

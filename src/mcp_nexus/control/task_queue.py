@@ -35,6 +35,10 @@ class TaskLeaseLostError(RuntimeError):
         return f"task {self.task_id!r} was taken over by another replica (this worker's lease expired)"
 
 
+class TaskQueueUnavailableError(RuntimeError):
+    """The queue's store cannot be reached (a shared queue whose Redis is down); says which and why."""
+
+
 class TaskQueue(Protocol):
     async def enqueue(self, task: UnifiedTask) -> UnifiedTask: ...
 
