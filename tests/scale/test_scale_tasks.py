@@ -137,6 +137,12 @@ def test_a_replica_killed_mid_task_leaves_it_to_the_other_after_the_lease(pair: 
     runner.proc.wait(10)
     killed_at = time.monotonic()
     assert survivor.get(f"/api/tasks/{task_id}").json()["status"] == "running"  # still the dead one's lease
+    assert task_id not in survivor.get("/api/stores").json()["tasks"]["running_here"]
+    survivor.wait_for(
+        "the survivor to take the task over",
+        lambda: task_id in survivor.get("/api/stores").json()["tasks"]["running_here"],
+        timeout=15,
+    )
     view = finished(survivor, task_id)
     assert view["status"] == "succeeded", view
     assert view["resumed"] == 1

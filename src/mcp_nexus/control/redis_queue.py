@@ -139,6 +139,11 @@ class RedisTaskQueue:
     def location(self) -> str:
         return f"{mask_url(self.link.url)} keys {self.prefix}:*"
 
+    @property
+    def held(self) -> list[str]:
+        """The tasks this replica's worker runs now (whose leases it renews): for /api/stores."""
+        return sorted(self._held)
+
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
 

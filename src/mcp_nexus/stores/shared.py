@@ -41,6 +41,7 @@ class Stores:
         self.links: dict[str, RedisLink] = {}
         self._cache: CacheStore | None = None
         self._events: EventBus | None = None
+        self._tasks: RedisTaskQueue | None = None
 
     def keep_on_reload(self, new: StoresSettings) -> StoresSettings:
         """A reloaded config's `stores:` does not apply (state would be split between stores): the
@@ -108,7 +109,8 @@ class Stores:
         link = self.link("tasks")
         if link is None:
             return SqliteTaskQueue(path)
-        return RedisTaskQueue(link, prefix=self.prefix, lease=self.settings.task_lease)
+        self._tasks = RedisTaskQueue(link, prefix=self.prefix, lease=self.settings.task_lease)
+        return self._tasks
 
     async def cache_entries(self) -> int | None:
         """How many results the shared cache holds (None: the cache is local, or Redis is down)."""
@@ -136,6 +138,12 @@ class Stores:
             )
         if isinstance(self._cache, RedisCacheStore):
             status["cache_entries"] = await self.cache_entries()
+        if self._tasks is not None:
+            status["tasks"] = {
+                "worker": self._tasks.owner,
+                "running_here": self._tasks.held,
+                "lease_seconds": self._tasks.lease,
+            }
         if isinstance(self._events, RedisEventBus):
             status["events"] = {"subscribed": self._events.subscribed, "received": self._events.received}
         return status
