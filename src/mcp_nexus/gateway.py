@@ -20,6 +20,7 @@ from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.index_fanout import IndexSavedFanout
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
@@ -149,6 +150,9 @@ class Gateway:
             lambda: self.config,
             lambda: self.upstreams,
         )
+        self.index_fanout: IndexSavedFanout | None = None
+        if self.stores.link("index") is not None:  # a snapshot shared in Redis: tell the other replicas
+            self.index_fanout = IndexSavedFanout(self.stores.events(), self.index_sync)
         self.add_listener(self.index_sync.on_list_change)
         self.add_config_listener(self.index_sync.on_config)
         self._search_tools = search_tools(

@@ -106,6 +106,22 @@ def test_a_replica_starting_after_another_serves_the_index_it_saved(pair: Pair) 
     assert pair.b.get("/api/stores").json()["kinds"]["tasks"] == "redis"
 
 
+def test_a_sync_on_one_replica_is_served_at_once_by_the_other(pair: Pair) -> None:
+    """A's new snapshot is announced on the events bus; B adopts it from Redis without asking the servers."""
+    before = pair.b.get("/api/index").json()
+    time.sleep(1.1)  # last_sync counts whole seconds: the new one must be later
+    synced = pair.a.post("/api/index/sync").json()
+    assert synced["last_sync"] > before["last_sync"]
+    pair.b.wait_for(
+        "B to adopt A's new snapshot",
+        lambda: pair.b.get("/api/index").json()["last_sync"] == synced["last_sync"],
+        timeout=10,
+    )
+    after = pair.b.get("/api/index").json()
+    assert after["syncs"] == before["syncs"] == 0  # B never asked the servers itself
+    assert "saved by another replica" in after["message"]
+
+
 def test_a_task_submitted_through_one_replica_runs_once_and_is_seen_from_the_other(pair: Pair) -> None:
     goal = "write the journal note alpha"
     task_id = submit(pair.a, goal)

@@ -62,6 +62,8 @@ class IndexSync:
         self._incremental_pending = False
         self._tagger: tuple[dict[str, list[str]], Tagger] | None = None
         self._closed = False
+        # Told the snapshot's last_sync after each successful save (index_fanout.py tells other replicas).
+        self.saved_listeners: list[Callable[[str | None], None]] = []
         if store is not None:
             index.status.saved_to = store.location
 
@@ -391,6 +393,11 @@ class IndexSync:
             self.index.status.save_error = str(exc)
         else:
             self.index.status.save_error = None
+            for listener in list(self.saved_listeners):
+                try:
+                    listener(snapshot.last_sync)
+                except Exception:  # a listener's bug must not fail the save
+                    logger.exception("tool index: a saved-listener failed")
 
     def _start_timer(self) -> None:
         if self._closed or (self._timer is not None and not self._timer.done()):
