@@ -334,6 +334,7 @@ class IndexSync:
                 for server_id, tools in saved.servers.items()
             }
         logger.info("tool index: %s", status.message)
+        self.on_list_change("tools")  # this replica's own live servers still win where they differ
         return True
 
     # -- import and export ---------------------------------------------------------------------
