@@ -32,7 +32,7 @@ from mcp_nexus.stores.index_store import IndexStore, IndexStoreError
 from mcp_nexus.stores.redis_link import RedisLink
 from mcp_nexus.stores.shared import Stores
 from support.processes import free_port
-from support.redis_server import RedisServer
+from support.redis_server import RedisServer, redis_server
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -318,4 +318,24 @@ async def test_a_task_that_cannot_be_saved_while_redis_hangs_is_taken_again_once
         for queue in (a, b):
             await queue.close()
         for link in links:
+            await link.close()
+
+
+async def test_the_queue_works_again_after_redis_restarts(tmp_path: Path) -> None:
+    """Its scripts run by SHA: a restarted Redis has forgotten them (and every task: it saved nothing)."""
+    with redis_server(tmp_path / "own-redis") as own:
+        link = RedisLink(own.url, timeout=0.3, retry_after=0.2)
+        queue = RedisTaskQueue(link, prefix="restart", lease=LEASE)
+        try:
+            await queue.enqueue(new_task("before"))
+            assert await queue.claim_next() is not None
+            own.stop()
+            assert await queue.claim_next() is None
+            own.start()
+            await asyncio.sleep(0.3)  # past retry_after: the link tries again
+            task = await queue.enqueue(new_task("after"))
+            claimed = await queue.claim_next()
+            assert claimed is not None and claimed.id == task.id
+        finally:
+            await queue.close()
             await link.close()

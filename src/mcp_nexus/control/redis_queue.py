@@ -134,6 +134,12 @@ class RedisTaskQueue:
         self._held: set[str] = set()  # tasks this worker runs (their leases are renewed)
         self._lost: set[str] = set()  # tasks another replica took over
         self._heartbeat: asyncio.Task[None] | None = None
+        # Sent once, then run by SHA (EVALSHA; redis-py loads a script again after a Redis restart).
+        client = link.client
+        self._claim = client.register_script(CLAIM_SCRIPT)
+        self._reclaim = client.register_script(RECLAIM_SCRIPT)
+        self._save = client.register_script(SAVE_SCRIPT)
+        self._renew = client.register_script(RENEW_SCRIPT)
 
     @property
     def location(self) -> str:
@@ -155,8 +161,8 @@ class RedisTaskQueue:
                 f"the task queue at {self.location} is unavailable: {exc}"
             ) from exc
 
-    async def _script(self, script: str, *args: Any) -> Any:
-        return await self._run(lambda client: client.eval(script, 0, self.prefix, *args))
+    async def _script(self, script: Any, *args: Any) -> Any:
+        return await self._run(lambda client: script(keys=[], args=[self.prefix, *args], client=client))
 
     @staticmethod
     def _load(data: Any, status: Any, cancel: Any) -> UnifiedTask:
@@ -256,7 +262,7 @@ class RedisTaskQueue:
         task.updated_at = time.time()
         try:
             saved = await self._script(
-                SAVE_SCRIPT,
+                self._save,
                 task.id,
                 self.owner,
                 str(task.status),
@@ -284,7 +290,7 @@ class RedisTaskQueue:
 
     async def claim_next(self) -> UnifiedTask | None:
         try:
-            claimed = await self._script(CLAIM_SCRIPT, self.owner, int(self.lease * 1000))
+            claimed = await self._script(self._claim, self.owner, int(self.lease * 1000))
         except TaskQueueUnavailableError:
             return None  # the link logged it; the worker looks again in a second
         if not claimed:
@@ -306,7 +312,7 @@ class RedisTaskQueue:
     async def requeue_running(self) -> builtins.list[str]:
         """Only the tasks whose lease expired: the others run on live replicas."""
         try:
-            ids = await self._script(RECLAIM_SCRIPT)
+            ids = await self._script(self._reclaim)
         except TaskQueueUnavailableError:
             return []
         return [_text(task_id) for task_id in ids]
@@ -342,7 +348,7 @@ class RedisTaskQueue:
                 continue
             try:
                 lost = await self._script(
-                    RENEW_SCRIPT, self.owner, int(self.lease * 1000), *sorted(self._held)
+                    self._renew, self.owner, int(self.lease * 1000), *sorted(self._held)
                 )
             except TaskQueueUnavailableError:
                 continue  # the link logged it; the next beat tries again
