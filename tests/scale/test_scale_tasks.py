@@ -135,6 +135,35 @@ def test_a_task_submitted_through_one_replica_runs_once_and_is_seen_from_the_oth
     assert counts(pair.a)[f"journal:{goal}"] == 1
 
 
+def runner_of(pair: Pair, task_id: str, timeout: float = 20.0) -> ServedGateway:
+    """The replica whose worker started the task (it logs `task <id>: started`)."""
+    started = f"task {task_id}: started"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for replica in (pair.a, pair.b):
+            if started in replica.log.read_text():
+                return replica
+        time.sleep(0.05)
+    raise AssertionError(f"no replica started task {task_id}")
+
+
+def test_run_goal_waits_for_a_task_that_the_other_replica_runs(pair: Pair) -> None:
+    """One worker per replica: while the replica R runs a slow task, a goal given to R's nexus.run_goal
+    is taken by the other replica's worker; R's wait still answers with the finished task."""
+    slow = submit(pair.a, "write the journal note delta, wait 3 s")
+    busy = runner_of(pair, slow)
+    other = pair.b if busy is pair.a else pair.a
+    answer = busy.call("nexus.run_goal", {"goal": "write the journal note echo", "wait_seconds": 20})
+    assert answer.status_code == 200, answer.text
+    text = answer.json()["content"][0]["text"]
+    first = text.splitlines()[0]
+    assert first.endswith(": succeeded"), text
+    quick = first.split()[1]
+    assert runner_of(pair, quick) is other  # run there, waited for here
+    assert busy.get(f"/api/tasks/{slow}").json()["status"] == "running"  # answered before the slow one ended
+    assert finished(other, slow)["status"] == "succeeded"
+
+
 def test_a_replica_killed_mid_task_leaves_it_to_the_other_after_the_lease(pair: Pair) -> None:
     goal = "write the journal note bravo, wait 3 s"
     task_id = submit(pair.a, goal)
