@@ -167,15 +167,8 @@ def test_run_goal_waits_for_a_task_that_the_other_replica_runs(pair: Pair) -> No
 def test_a_replica_killed_mid_task_leaves_it_to_the_other_after_the_lease(pair: Pair) -> None:
     goal = "write the journal note bravo, wait 3 s"
     task_id = submit(pair.a, goal)
-    started = f"task {task_id}: started"
-    replicas = (pair.a, pair.b)
-    deadline = time.monotonic() + 20
-    while (
-        not any(started in r.log.read_text() for r in replicas) or counts(pair.a).get(f"journal:{goal}") != 1
-    ):
-        assert time.monotonic() < deadline, "the task's step never reached the backend"
-        time.sleep(0.05)
-    runner = next(r for r in replicas if started in r.log.read_text())
+    runner = runner_of(pair, task_id)
+    runner.wait_for("the step to reach the backend", lambda: counts(runner).get(f"journal:{goal}") == 1, 20)
     survivor = pair.b if runner is pair.a else pair.a
     assert runner.proc is not None
     os.killpg(runner.proc.pid, signal.SIGKILL)  # mid-step: no save, no hand-back, no goodbye
