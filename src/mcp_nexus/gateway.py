@@ -21,6 +21,7 @@ from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.index_fanout import IndexSavedFanout
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
@@ -31,7 +32,6 @@ from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.trace_step import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.replica_sync import ListChangeFanout
-from mcp_nexus.stores.index_location import open_index_store
 from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
 from mcp_nexus.upstream.state import UpstreamState
@@ -148,10 +148,13 @@ class Gateway:
         self.index = ToolIndex()
         self.index_sync = IndexSync(
             self.index,
-            open_index_store(config.gateway.index.path) if config.gateway.index.persist else None,
+            self.stores.index_store(config.gateway.index.path) if config.gateway.index.persist else None,
             lambda: self.config,
             lambda: self.upstreams,
         )
+        self.index_fanout: IndexSavedFanout | None = None
+        if self.stores.link("index") is not None:  # a snapshot shared in Redis: tell the other replicas
+            self.index_fanout = IndexSavedFanout(self.stores.events(), self.index_sync)
         self.add_listener(self.index_sync.on_list_change)
         self.add_config_listener(self.index_sync.on_config)
         self._search_tools = search_tools(

@@ -93,7 +93,7 @@ def start_replicas(
     for port, log, proc in started:
         base = f"http://127.0.0.1:{port}"
         wait_for_http(base + "/api/servers", timeout=60, proc=proc)
-        replica = ServedGateway(base, None, log)
+        replica = ServedGateway(base, None, log, proc)
         replica.wait_state("backend", "READY")
         replicas.append(replica)
     return replicas, [port for port, _, _ in started]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ class ServedGateway:
     base: str
     token: str | None
     log: Path
+    proc: subprocess.Popen[bytes] | None = None  # when the test may kill it (tests/scale/test_scale_tasks.py)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}

@@ -9,6 +9,8 @@ Tools:
   grow(name)              adds tool `name`, and announces tools/list_changed on the session of
                           the call only (handshake era): other replicas must learn it from the one that heard
   big_list(items)         a JSON array of `items` records (offloaded above the threshold)
+  journal(text)           a write: appends `text` to the journal; a text saying `wait N s` takes N
+                          seconds (a slow step for the control plane's tasks); counts `journal:<text>`
   counts()                the counters as JSON
 
 `python -m support.shared_backend stdio --delay-ms 20 [--instance bench]` serves, over stdio,
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections import Counter
 
@@ -61,6 +64,16 @@ def create_server() -> MCPServer:
         """A JSON array of `items` device records."""
         calls["big_list"] += 1
         return json.dumps([{"id": f"light.room_{i}", "on": i % 2 == 0} for i in range(items)])
+
+    @server.tool(structured_output=False)
+    async def journal(text: str) -> str:
+        """Write a note into the backend's journal (a text saying `wait N s` takes N seconds)."""
+        calls["journal"] += 1
+        calls[f"journal:{text}"] += 1
+        wait = re.search(r"wait (\d+(?:\.\d+)?) s", text)
+        if wait:
+            await asyncio.sleep(float(wait.group(1)))
+        return f"journal noted: {text}"
 
     @server.tool(structured_output=False)
     def counts() -> str:

@@ -12,8 +12,10 @@ settled (`sync`), and:
 After that the index follows the servers: when the aggregated tool list changes (a server
 joined, announced tools/list_changed, or a reload changed it), the ready servers whose tools
 differ from their entries get new entries and the snapshot is saved (incremental sync). A
-snapshot older than `cache_ttl_seconds` is synced again; a stale one is retried every minute
-and as soon as a server is back (an empty index too, every minute).
+snapshot older than `cache_ttl_seconds` is synced again, unless the store holds a newer one
+that is still fresh (another replica sharing it, stores.index in Redis, synced since): that one
+is adopted. A stale one is retried every minute and as soon as a server is back (an empty
+index too, every minute).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from mcp_nexus.catalog.index import ServerIndexStatus, ToolIndex
 from mcp_nexus.catalog.index_entries import entries_for_server
 from mcp_nexus.catalog.index_entry import IndexEntry
-from mcp_nexus.catalog.index_snapshot import IndexSnapshot, utc_now_iso
+from mcp_nexus.catalog.index_snapshot import IndexSnapshot, parse_iso, utc_now_iso
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
@@ -60,6 +62,8 @@ class IndexSync:
         self._incremental_pending = False
         self._tagger: tuple[dict[str, list[str]], Tagger] | None = None
         self._closed = False
+        # Told the snapshot's last_sync after each successful save (index_fanout.py tells other replicas).
+        self.saved_listeners: list[Callable[[str | None], None]] = []
         if store is not None:
             index.status.saved_to = store.location
 
@@ -308,6 +312,31 @@ class IndexSync:
         async with self._lock:
             await self._save(self.index.snapshot)
 
+    async def adopt_newer(self) -> bool:
+        """Serve the saved snapshot instead of syncing when it is newer than ours and still fresh:
+        another replica sharing the store (stores.index in Redis) synced since. True when adopted."""
+        saved = self._configured_only(await self._load())
+        if saved is None or not saved.has_tools:
+            return False
+        theirs, mine = parse_iso(saved.last_sync), parse_iso(self.index.snapshot.last_sync)
+        age = saved.age_seconds()
+        if theirs is None or (mine is not None and theirs <= mine):
+            return False
+        if age is None or age >= self.settings.cache_ttl_seconds:
+            return False
+        async with self._lock:
+            self.index.set_snapshot(saved)
+            status = self.index.status
+            status.source, status.stale = "cache", False
+            status.message = f"adopted the snapshot of {saved.last_sync} saved by another replica"
+            status.servers = {
+                server_id: ServerIndexStatus("cached", len(tools), None, saved.last_sync)
+                for server_id, tools in saved.servers.items()
+            }
+        logger.info("tool index: %s", status.message)
+        self.on_list_change("tools")  # this replica's own live servers still win where they differ
+        return True
+
     # -- import and export ---------------------------------------------------------------------
 
     async def import_snapshot(self, snapshot: IndexSnapshot, origin: str) -> dict[str, Any]:
@@ -365,6 +394,11 @@ class IndexSync:
             self.index.status.save_error = str(exc)
         else:
             self.index.status.save_error = None
+            for listener in list(self.saved_listeners):
+                try:
+                    listener(snapshot.last_sync)
+                except Exception:  # a listener's bug must not fail the save
+                    logger.exception("tool index: a saved-listener failed")
 
     def _start_timer(self) -> None:
         if self._closed or (self._timer is not None and not self._timer.done()):
@@ -384,6 +418,8 @@ class IndexSync:
                 delay = ttl - (age if age is not None else ttl)
             await asyncio.sleep(max(delay, 1.0))
             try:
+                if await self.adopt_newer():
+                    continue
                 await self.sync("cache_ttl_seconds passed")
             except Exception:  # the loop must survive one failed sync
                 logger.exception("tool index: periodic sync failed")

@@ -7,7 +7,10 @@
 
 Each kind is chosen once, at start (a reload does not move state between stores). Kinds:
 `cache` (tool results), `limits` (rate-limit windows), `events` (list_changed between
-replicas). A new kind is one field here and one branch in `stores/shared.py`.
+replicas), `index` (the tool-index snapshot; "memory" keeps the local file of
+`gateway.index.path`), `tasks` (the control plane's task queue; "memory" keeps the local
+sqlite file of `control.queue_path`). A new kind is one field here and one branch in
+`stores/shared.py`.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from pydantic import Field, field_validator
 
 from mcp_nexus.config.schema_base import Strict
 
-StoreKind = Literal["cache", "limits", "events"]
+StoreKind = Literal["cache", "limits", "events", "index", "tasks"]
 KINDS: tuple[StoreKind, ...] = (
     "cache",
     "limits",
     "events",
+    "index",
+    "tasks",
 )  # a new kind: here, a field below, stores/shared.py
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -42,6 +47,12 @@ class StoresSettings(Strict):
     cache: str | None = Field(default=None, description="tool results; None = `default`")
     limits: str | None = Field(default=None, description="rate-limit windows; None = `default`")
     events: str | None = Field(default=None, description="list_changed fan-out; None = `default`")
+    index: str | None = Field(
+        default=None, description="tool-index snapshot; None = `default`; memory = gateway.index.path"
+    )
+    tasks: str | None = Field(
+        default=None, description="control-plane task queue; None = `default`; memory = control.queue_path"
+    )
     key_prefix: str = Field(
         default="nexus", min_length=1, description="prefix of every Redis key and channel"
     )
@@ -55,6 +66,14 @@ class StoresSettings(Strict):
         default=10.0,
         gt=0,
         description="seconds one replica may hold a result's single-flight lock (the others wait for its answer)",
+    )
+    task_lease: float = Field(
+        default=15.0,
+        ge=1.0,
+        description=(
+            "seconds a replica's claim on a running task lasts without a heartbeat (renewed every third "
+            "of it); a replica that dies leaves its task to another this long after its last heartbeat"
+        ),
     )
 
     @field_validator("default")

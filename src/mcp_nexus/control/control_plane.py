@@ -25,7 +25,6 @@ from mcp_nexus.control.executor import McpExecutor, Router
 from mcp_nexus.control.llm_protocol import LLMClientProtocol
 from mcp_nexus.control.router import McpRouter
 from mcp_nexus.control.rule_router import RuleRouter
-from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
 from mcp_nexus.control.task import ExecutionData, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.control.task_tools import task_tools
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TaskListener = Callable[[UnifiedTask, str], None]
+WAIT_POLL = 1.0
 CONTROL_TOOL_PREFIX = "nexus."
 """The control plane's own tools: never offered to the router (a goal must not start goals)."""
 
@@ -68,7 +68,7 @@ class ControlPlane:
         path = (
             Path(self.settings.queue_path).expanduser() if self.settings.queue_path else default_queue_path()
         )
-        self.queue: TaskQueue = queue or SqliteTaskQueue(path)
+        self.queue: TaskQueue = queue or gateway.stores.task_queue(path)  # sqlite, or Redis (stores.tasks)
         self.tools: ToolSource = tools or IndexToolSource(gateway.index, gateway.catalog)
         self.cache = DecisionCache() if self.settings.decision_cache else None
         self._listeners: dict[str, list[TaskListener]] = {}
@@ -200,9 +200,16 @@ class ControlPlane:
         unsubscribe = self.subscribe(task_id, on_event)
         try:
             task = await self.queue.get(task_id)
-            if not task.status.finished:
+            deadline = asyncio.get_running_loop().time() + timeout
+            while not task.status.finished:
+                left = deadline - asyncio.get_running_loop().time()
+                if left <= 0:
+                    break
+                # Events come from this replica's worker; with a shared queue (stores.tasks) another
+                # replica may run the task, so the queue is looked at too, every WAIT_POLL seconds.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(finished.wait(), timeout)
+                    await asyncio.wait_for(finished.wait(), min(left, WAIT_POLL))
+                task = await self.queue.get(task_id)
         finally:
             unsubscribe()
         return await self.queue.get(task_id)

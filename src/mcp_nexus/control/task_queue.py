@@ -22,6 +22,23 @@ class TaskNotFoundError(KeyError):
         return f"no task with id {self.task_id!r}"
 
 
+class TaskLeaseLostError(RuntimeError):
+    """A shared queue (redis_queue.py) gave this task to another replica: this worker's lease on it
+    expired (it stalled, or lost Redis, for longer than `stores.task_lease`). Its state is no longer
+    this worker's to save; the other replica goes on with it."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+
+    def __str__(self) -> str:
+        return f"task {self.task_id!r} was taken over by another replica (this worker's lease expired)"
+
+
+class TaskQueueUnavailableError(RuntimeError):
+    """The queue's store cannot be reached (a shared queue whose Redis is down); says which and why."""
+
+
 class TaskQueue(Protocol):
     async def enqueue(self, task: UnifiedTask) -> UnifiedTask: ...
 

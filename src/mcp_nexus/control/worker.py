@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from mcp_nexus.control.executor import McpExecutor
 from mcp_nexus.control.task import TaskStatus, UnifiedTask
-from mcp_nexus.control.task_queue import TaskQueue
+from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskQueue, TaskQueueUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +122,10 @@ class TaskWorker:
                 task.history[-1].error = "cancelled during this step"
             await self.queue.save(task)
             await self.executor.emit(task, "cancelled")
+        except TaskLeaseLostError as exc:  # a shared queue gave it to another replica: theirs now
+            logger.warning("task %s: %s; stopped here", task.id, exc)
+        except TaskQueueUnavailableError as exc:  # cannot save it: taken again once the queue is back
+            logger.warning("task %s: stopped, its progress cannot be saved: %s", task.id, exc)
         except Exception as exc:  # a bug must end the task clearly, not the worker
             logger.exception("task %s failed unexpectedly", task.id)
             task.status, task.error, task.finished_at = (

@@ -11,13 +11,14 @@ Without a control plane (neither `llm.base_url` nor `control.enabled` set) every
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.routing import Route
 
 from mcp_nexus.control.task import TaskStatus
-from mcp_nexus.control.task_queue import TaskNotFoundError
+from mcp_nexus.control.task_queue import TaskNotFoundError, TaskQueueUnavailableError
 from mcp_nexus.frontends.admin_json import AdminJSONResponse, BadBodyError, error_response, read_json_object
 from mcp_nexus.gateway import Gateway
 
@@ -25,6 +26,21 @@ CONTROL_OFF = (
     "the control plane is off: set llm.base_url (an OpenAI-compatible endpoint) or control.enabled: true"
 )
 STATUSES = [status.value for status in TaskStatus]
+
+
+Handler = Callable[[Request], Awaitable[AdminJSONResponse]]
+
+
+def _queue_down_is_503(handler: Handler) -> Handler:
+    """A shared queue whose Redis is down (stores.tasks) answers 503 saying so, not a bare 500."""
+
+    async def guarded(request: Request) -> AdminJSONResponse:
+        try:
+            return await handler(request)
+        except TaskQueueUnavailableError as exc:
+            return error_response(503, str(exc))
+
+    return guarded
 
 
 def task_routes(gateway: Gateway) -> list[Route]:
@@ -84,10 +100,10 @@ def task_routes(gateway: Gateway) -> list[Route]:
         return AdminJSONResponse(task.summary())
 
     return [
-        Route("/api/tasks", list_tasks, methods=["GET"]),
-        Route("/api/tasks", create, methods=["POST"]),
-        Route("/api/tasks/{id}", one_task, methods=["GET"]),
-        Route("/api/tasks/{id}/cancel", cancel, methods=["POST"]),
+        Route("/api/tasks", _queue_down_is_503(list_tasks), methods=["GET"]),
+        Route("/api/tasks", _queue_down_is_503(create), methods=["POST"]),
+        Route("/api/tasks/{id}", _queue_down_is_503(one_task), methods=["GET"]),
+        Route("/api/tasks/{id}/cancel", _queue_down_is_503(cancel), methods=["POST"]),
     ]
 
 

@@ -1,10 +1,11 @@
 """The stores of one gateway, chosen once at start from `stores:` (config/stores.py).
 
 One object per kind, each behind its interface: the result cache (`CacheStore`), the
-rate-limit windows (the `limits` limiter's calls), and events between replicas (`EventBus`).
+rate-limit windows (the `limits` limiter's calls), events between replicas (`EventBus`), the
+tool-index snapshot (`IndexStore`) and the control plane's task queue (`TaskQueue`).
 Kinds on the same Redis URL share one `RedisLink`, so they go down and come back together.
-A new kind (the tool index, the task queue) is one method here choosing between its memory
-and Redis implementations by `settings.url_for(kind)`.
+A new kind is one method here choosing between its local and Redis implementations by
+`settings.url_for(kind)`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mcp_nexus.config.stores import KINDS, StoreKind, StoresSettings
+from mcp_nexus.control.redis_queue import RedisTaskQueue
+from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
+from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.stores.cache_store import CacheStore
 from mcp_nexus.stores.events import EventBus, LocalEventBus
+from mcp_nexus.stores.index_location import open_index_store
+from mcp_nexus.stores.index_redis import RedisIndexStore
+from mcp_nexus.stores.index_store import IndexStore
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
 from mcp_nexus.stores.rate_windows import SharedRateLimiter, memory_limiter
 from mcp_nexus.stores.redis_cache import RedisCacheStore
@@ -33,6 +41,7 @@ class Stores:
         self.links: dict[str, RedisLink] = {}
         self._cache: CacheStore | None = None
         self._events: EventBus | None = None
+        self._tasks: RedisTaskQueue | None = None
 
     def keep_on_reload(self, new: StoresSettings) -> StoresSettings:
         """A reloaded config's `stores:` does not apply (state would be split between stores): the
@@ -88,6 +97,21 @@ class Stores:
             )
         return self._events
 
+    def index_store(self, path: str | Path | None) -> IndexStore:
+        """Where the tool index is saved: the local file at `path` (gateway.index.path), or one
+        snapshot in Redis that every replica shares."""
+        link = self.link("index")
+        return open_index_store(path) if link is None else RedisIndexStore(link, prefix=self.prefix)
+
+    def task_queue(self, path: str | Path) -> TaskQueue:
+        """The control plane's queue: the local sqlite file at `path`, or one queue in Redis that the
+        workers of every replica take from (leases of `task_lease` seconds)."""
+        link = self.link("tasks")
+        if link is None:
+            return SqliteTaskQueue(path)
+        self._tasks = RedisTaskQueue(link, prefix=self.prefix, lease=self.settings.task_lease)
+        return self._tasks
+
     async def cache_entries(self) -> int | None:
         """How many results the shared cache holds (None: the cache is local, or Redis is down)."""
         return await self._cache.entries() if isinstance(self._cache, RedisCacheStore) else None
@@ -114,6 +138,12 @@ class Stores:
             )
         if isinstance(self._cache, RedisCacheStore):
             status["cache_entries"] = await self.cache_entries()
+        if self._tasks is not None:
+            status["tasks"] = {
+                "worker": self._tasks.owner,
+                "running_here": self._tasks.held,
+                "lease_seconds": self._tasks.lease,
+            }
         if isinstance(self._events, RedisEventBus):
             status["events"] = {"subscribed": self._events.subscribed, "received": self._events.received}
         return status
