@@ -28,13 +28,13 @@ from typing import Any
 import _common  # noqa: F401  (puts tests/ on sys.path for support.*)
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot, utc_now_iso
+from mcp_nexus.catalog.index_store import IndexStore
 from mcp_nexus.control.redis_queue import RedisTaskQueue
 from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
 from mcp_nexus.control.task import ExecutionData, PlanStep, StepRecord, TaskPlan, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.stores.index_redis import RedisIndexStore
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
-from mcp_nexus.stores.index_store import IndexStore
 from mcp_nexus.stores.redis_link import RedisLink
 from support.redis_server import redis_server
 

@@ -23,9 +23,9 @@ from rich.text import Text
 
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
+from mcp_nexus.catalog.index_store import IndexStoreError
 from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption
 from mcp_nexus.stores.index_location import default_index_path, open_index_store
-from mcp_nexus.stores.index_store import IndexStoreError
 
 app = typer.Typer(help="The tool index: saved snapshot of every server's tools.", no_args_is_help=True)
 out = Console()

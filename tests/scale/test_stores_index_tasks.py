@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot
+from mcp_nexus.catalog.index_store import IndexStore, IndexStoreError
 from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.config.stores import StoresSettings
@@ -26,9 +27,9 @@ from mcp_nexus.control.redis_queue import RedisTaskQueue
 from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
 from mcp_nexus.control.task import ExecutionData, PlanStep, TaskPlan, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskLeaseLostError, TaskNotFoundError, TaskQueueUnavailableError
+from mcp_nexus.control.task_queues import open_task_queue
 from mcp_nexus.stores.index_redis import RedisIndexStore
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
-from mcp_nexus.stores.index_store import IndexStore, IndexStoreError
 from mcp_nexus.stores.redis_link import RedisLink
 from mcp_nexus.stores.shared import Stores
 from support.processes import free_port
@@ -98,8 +99,8 @@ async def test_the_index_kind_chooses_redis_or_the_local_file(
     try:
         assert isinstance(local.index_store(tmp_path / "i.sqlite3"), SqliteIndexStore)
         assert isinstance(shared.index_store(tmp_path / "i.sqlite3"), RedisIndexStore)
-        assert isinstance(local.task_queue(tmp_path / "t.sqlite"), RedisTaskQueue)  # default: Redis
-        assert isinstance(shared.task_queue(tmp_path / "t.sqlite"), SqliteTaskQueue)
+        assert isinstance(open_task_queue(local, tmp_path / "t.sqlite"), RedisTaskQueue)  # default: Redis
+        assert isinstance(open_task_queue(shared, tmp_path / "t.sqlite"), SqliteTaskQueue)
         status = await shared.status()
         assert status["kinds"] == {
             "cache": "memory",

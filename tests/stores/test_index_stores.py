@@ -11,10 +11,10 @@ import pytest
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
+from mcp_nexus.catalog.index_store import IndexStoreError
 from mcp_nexus.stores.index_json import JsonIndexStore
 from mcp_nexus.stores.index_location import default_index_path, open_index_store
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
-from mcp_nexus.stores.index_store import IndexStoreError
 
 # The controller design's cache file, exactly as its document shows it (section 3.3).
 DESIGN_DOCUMENT = {

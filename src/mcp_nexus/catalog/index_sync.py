@@ -30,11 +30,11 @@ from mcp_nexus.catalog.index import ServerIndexStatus, ToolIndex
 from mcp_nexus.catalog.index_entries import entries_for_server
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot, parse_iso, utc_now_iso
+from mcp_nexus.catalog.index_store import IndexStore, IndexStoreError
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
 from mcp_nexus.config.secrets import SecretRedactor
-from mcp_nexus.stores.index_store import IndexStore, IndexStoreError
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)

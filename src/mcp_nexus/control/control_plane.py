@@ -27,6 +27,7 @@ from mcp_nexus.control.router import McpRouter
 from mcp_nexus.control.rule_router import RuleRouter
 from mcp_nexus.control.task import ExecutionData, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
+from mcp_nexus.control.task_queues import open_task_queue
 from mcp_nexus.control.task_tools import task_tools
 from mcp_nexus.control.tool_source import IndexToolSource, ToolSource
 from mcp_nexus.control.worker import TaskWorker
@@ -68,7 +69,9 @@ class ControlPlane:
         path = (
             Path(self.settings.queue_path).expanduser() if self.settings.queue_path else default_queue_path()
         )
-        self.queue: TaskQueue = queue or gateway.stores.task_queue(path)  # sqlite, or Redis (stores.tasks)
+        self.queue: TaskQueue = queue or open_task_queue(
+            gateway.stores, path
+        )  # sqlite, or Redis (stores.tasks)
         self.tools: ToolSource = tools or IndexToolSource(gateway.index, gateway.catalog)
         self.cache = DecisionCache() if self.settings.decision_cache else None
         self._listeners: dict[str, list[TaskListener]] = {}

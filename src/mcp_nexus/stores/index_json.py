@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
-from mcp_nexus.stores.index_store import IndexStoreError
+from mcp_nexus.catalog.index_store import IndexStoreError
 
 
 class JsonIndexStore:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcp_nexus.catalog.index_store import IndexStore
 from mcp_nexus.paths import data_subdir
 from mcp_nexus.stores.index_json import JsonIndexStore
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
-from mcp_nexus.stores.index_store import IndexStore
 
 DEFAULT_INDEX_FILE = "tool_index.sqlite3"
 

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
+from mcp_nexus.catalog.index_store import IndexStoreError
 from mcp_nexus.config.secrets import mask_url
-from mcp_nexus.stores.index_store import IndexStoreError
 from mcp_nexus.stores.redis_link import RedisLink, RedisUnavailableError
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import INDEX_FORMAT_VERSION, IndexSnapshot
-from mcp_nexus.stores.index_store import IndexStoreError
+from mcp_nexus.catalog.index_store import IndexStoreError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

@@ -2,7 +2,8 @@
 
 One object per kind, each behind its interface: the result cache (`CacheStore`), the
 rate-limit windows (the `limits` limiter's calls), events between replicas (`EventBus`), the
-tool-index snapshot (`IndexStore`) and the control plane's task queue (`TaskQueue`).
+tool-index snapshot (`IndexStore`) and the control plane's task queue (`TaskQueue`, chosen by
+control/task_queues.py from `link("tasks")`: stores/ knows nothing of the control plane).
 Kinds on the same Redis URL share one `RedisLink`, so they go down and come back together.
 A new kind is one method here choosing between its local and Redis implementations by
 `settings.url_for(kind)`.
@@ -16,15 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcp_nexus.catalog.index_store import IndexStore
 from mcp_nexus.config.stores import KINDS, StoreKind, StoresSettings
-from mcp_nexus.control.redis_queue import RedisTaskQueue
-from mcp_nexus.control.sqlite_queue import SqliteTaskQueue
-from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.stores.cache_store import CacheStore
 from mcp_nexus.stores.events import EventBus, LocalEventBus
 from mcp_nexus.stores.index_location import open_index_store
 from mcp_nexus.stores.index_redis import RedisIndexStore
-from mcp_nexus.stores.index_store import IndexStore
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
 from mcp_nexus.stores.rate_windows import SharedRateLimiter, memory_limiter
 from mcp_nexus.stores.redis_cache import RedisCacheStore
@@ -41,7 +39,8 @@ class Stores:
         self.links: dict[str, RedisLink] = {}
         self._cache: CacheStore | None = None
         self._events: EventBus | None = None
-        self._tasks: RedisTaskQueue | None = None
+        # Status of kinds whose store lives in a higher layer (the task queue): name -> reader.
+        self._status_parts: dict[str, Callable[[], dict[str, Any]]] = {}
 
     def keep_on_reload(self, new: StoresSettings) -> StoresSettings:
         """A reloaded config's `stores:` does not apply (state would be split between stores): the
@@ -103,14 +102,9 @@ class Stores:
         link = self.link("index")
         return open_index_store(path) if link is None else RedisIndexStore(link, prefix=self.prefix)
 
-    def task_queue(self, path: str | Path) -> TaskQueue:
-        """The control plane's queue: the local sqlite file at `path`, or one queue in Redis that the
-        workers of every replica take from (leases of `task_lease` seconds)."""
-        link = self.link("tasks")
-        if link is None:
-            return SqliteTaskQueue(path)
-        self._tasks = RedisTaskQueue(link, prefix=self.prefix, lease=self.settings.task_lease)
-        return self._tasks
+    def add_status(self, name: str, part: Callable[[], dict[str, Any]]) -> None:
+        """Show `part()` under `name` in /api/stores (for a store built outside this package)."""
+        self._status_parts[name] = part
 
     async def cache_entries(self) -> int | None:
         """How many results the shared cache holds (None: the cache is local, or Redis is down)."""
@@ -138,12 +132,8 @@ class Stores:
             )
         if isinstance(self._cache, RedisCacheStore):
             status["cache_entries"] = await self.cache_entries()
-        if self._tasks is not None:
-            status["tasks"] = {
-                "worker": self._tasks.owner,
-                "running_here": self._tasks.held,
-                "lease_seconds": self._tasks.lease,
-            }
+        for name, part in self._status_parts.items():
+            status[name] = part()
         if isinstance(self._events, RedisEventBus):
             status["events"] = {"subscribed": self._events.subscribed, "received": self._events.received}
         return status

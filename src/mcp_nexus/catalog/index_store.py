@@ -1,4 +1,4 @@
-"""The interface every tool-index store implements (sqlite, the design's JSON file); see index_location.py."""
+"""The port the tool index is saved through (catalog side); stores/ implements it: sqlite, the design's JSON file, Redis (index_location.py, stores/shared.py)."""
 
 from __future__ import annotations
 
