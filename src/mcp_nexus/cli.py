@@ -21,7 +21,7 @@ from mcp_nexus.bridge_cli import app as bridge_app
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
 from mcp_nexus.cache_cli import app as cache_app
-from mcp_nexus.cli_options import TokenOption, UrlOption
+from mcp_nexus.cli_options import TokenOption, UrlOption, admin_request
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
@@ -81,17 +81,6 @@ def _load(path: Path | None) -> NexusConfig:
     for warning in warnings:
         err.print(f"[yellow]config warning: {warning}[/yellow]", highlight=False)
     return config
-
-
-def _api(
-    method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None
-) -> Any:
-    """One admin API request; errors end the command with a message that says what to do."""
-    try:
-        return AdminClient(url or default_url(), token).request(method, path, body)
-    except AdminError as exc:
-        err.print(str(exc), style="red", highlight=False, markup=False)
-        raise typer.Exit(1) from exc
 
 
 def _private_config(cfg: NexusConfig) -> NexusConfig:
@@ -242,7 +231,7 @@ def tools(
 ) -> None:
     """List the aggregated tools of the running gateway (or, with --config, of a private one)."""
     if config is None:
-        rows = _api("GET", url, "/api/tools", token)["tools"]
+        rows = admin_request("GET", url, "/api/tools", token)["tools"]
     else:
         _quiet()
         rows = event_loop.run(_private_tools(_load(config)))
@@ -381,7 +370,7 @@ def servers(
     """
     frontends: dict[str, Any] = {}
     if config is None:
-        answer = _api("GET", url, "/api/servers", token)
+        answer = admin_request("GET", url, "/api/servers", token)
         rows, frontends = answer["servers"], answer.get("frontends", {})
     else:
         _quiet()
@@ -412,7 +401,7 @@ async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
 
 
 def _server_action(action: str, name: str, url: str | None, token: str | None) -> None:
-    answer = _api("POST", url, f"/api/servers/{name}/{action}", token)
+    answer = admin_request("POST", url, f"/api/servers/{name}/{action}", token)
     error = f": {answer['last_error']}" if answer.get("last_error") else ""
     out.print(f"{answer['name']}: {answer['state']}{error}", highlight=False, markup=False)
     if answer["state"] == "ERROR" and action in ("start", "restart", "enable"):
@@ -440,7 +429,7 @@ def restart(name: NameArgument, url: UrlOption = None, token: TokenOption = None
 @app.command()
 def reload(url: UrlOption = None, token: TokenOption = None) -> None:
     """Make the running gateway re-read its config file and apply what changed."""
-    answer = _api("POST", url, "/api/reload", token)
+    answer = admin_request("POST", url, "/api/reload", token)
     out.print(f"reloaded: {answer['summary']}", highlight=False, markup=False)
     if answer.get("needs_process_restart"):
         err.print(
@@ -468,7 +457,7 @@ def stats(
     if watch is not None and watch <= 0:
         err.print(f"--watch takes seconds greater than 0, got {watch:g}", style="red", markup=False)
         raise typer.Exit(2)
-    answer = _api("GET", url, "/api/metrics", token)
+    answer = admin_request("GET", url, "/api/metrics", token)
     if as_json:
         print(json.dumps(answer, indent=2))
         return
@@ -479,7 +468,7 @@ def stats(
         with Live(render_stats(answer), console=out, screen=False, auto_refresh=False) as live:
             while True:
                 time.sleep(watch)
-                live.update(render_stats(_api("GET", url, "/api/metrics", token)), refresh=True)
+                live.update(render_stats(admin_request("GET", url, "/api/metrics", token)), refresh=True)
     except KeyboardInterrupt:
         pass
 

@@ -21,10 +21,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_nexus.admin_client import AdminClient, AdminError, default_url
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
 from mcp_nexus.catalog.index_store import IndexStoreError
-from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption
+from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
 from mcp_nexus.stores.index_location import default_index_path, open_index_store
 
 app = typer.Typer(help="The tool index: saved snapshot of every server's tools.", no_args_is_help=True)
@@ -38,16 +37,6 @@ StoreOption = Annotated[
     Path | None,
     typer.Option("--store", help="Use this index file (.sqlite3 or .json) instead of a running gateway."),
 ]
-
-
-def _api(
-    method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None
-) -> Any:
-    try:
-        return AdminClient(url or default_url(), token).request(method, path, body)
-    except AdminError as exc:
-        err.print(str(exc), style="red", highlight=False, markup=False)
-        raise typer.Exit(1) from exc
 
 
 def _offline(local: bool, store: Path | None) -> Path | None:
@@ -75,7 +64,7 @@ def _print_json(value: Any) -> None:
 @app.command()
 def status(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
     """Where the index came from (cache, sync, stale-cache, empty), its age, and each server's part."""
-    answer = _api("GET", url, "/api/index", token)
+    answer = admin_request("GET", url, "/api/index", token)
     if as_json:
         _print_json(answer)
         return
@@ -122,7 +111,7 @@ def list_tools(
     path = _offline(local, store)
     if path is None:
         params = {k: v for k, v in {"tag": tag, "q": query, "limit": str(limit)}.items() if v}
-        rows = _api("GET", url, f"/api/index/tools?{urlencode(params)}", token)["tools"]
+        rows = admin_request("GET", url, f"/api/index/tools?{urlencode(params)}", token)["tools"]
     else:
         from mcp_nexus.catalog.index import ToolIndex
 
@@ -160,7 +149,7 @@ def show(
     """Print one tool's entry as JSON."""
     path = _offline(local, store)
     if path is None:
-        entry = _api("GET", url, f"/api/index/tools/{quote(name, safe='')}", token)
+        entry = admin_request("GET", url, f"/api/index/tools/{quote(name, safe='')}", token)
     else:
         from mcp_nexus.catalog.index import ToolIndex
 
@@ -175,7 +164,7 @@ def show(
 @app.command()
 def sync(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
     """Ask every server of the running gateway for its tools now (the sync rules decide what is kept)."""
-    answer = _api("POST", url, "/api/index/sync", token)
+    answer = admin_request("POST", url, "/api/index/sync", token)
     if as_json:
         _print_json(answer)
         return
@@ -195,7 +184,9 @@ def export_index(
     """Write the index as the controller design's JSON document."""
     path = _offline(local, store)
     document = (
-        _api("GET", url, "/api/index/export", token) if path is None else _load_file(path).to_document()
+        admin_request("GET", url, "/api/index/export", token)
+        if path is None
+        else _load_file(path).to_document()
     )
     text = json.dumps(document, indent=2, ensure_ascii=False)
     if str(file) == "-":
@@ -224,7 +215,7 @@ def import_index(
         raise typer.Exit(2) from exc
     path = _offline(local, store)
     if path is None:
-        answer = _api("POST", url, "/api/index/import", token, document)
+        answer = admin_request("POST", url, "/api/index/import", token, document)
         out.print(f"{answer['tools']} tools: {answer['message']}", highlight=False, markup=False)
         return
     try:

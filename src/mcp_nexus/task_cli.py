@@ -14,8 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcp_nexus.admin_client import AdminClient, AdminError, default_url
-from mcp_nexus.cli_options import TokenOption, UrlOption
+from mcp_nexus.cli_options import TokenOption, UrlOption, admin_request
 
 app = typer.Typer(
     help="Goals carried out by the gateway's control plane (docs/CONTROL.md).", no_args_is_help=True
@@ -23,16 +22,6 @@ app = typer.Typer(
 
 FINISHED = ("succeeded", "failed", "cancelled")
 POLL_SECONDS = 0.3
-
-
-def _request(
-    method: str, url: str | None, path: str, token: str | None, body: dict[str, Any] | None = None
-) -> Any:
-    try:
-        return AdminClient(url or default_url(), token, timeout=30).request(method, path, body)
-    except AdminError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
 
 
 def _step_line(step: dict[str, Any]) -> str:
@@ -58,14 +47,14 @@ def run(
     body: dict[str, Any] = {"goal": goal}
     if mode:
         body["mode"] = mode
-    task = _request("POST", url, "/api/tasks", token, body)
+    task = admin_request("POST", url, "/api/tasks", token, body, timeout=30)
     typer.echo(f"task {task['id']} queued ({task['mode']}-driven): {task['goal']}")
     if not wait:
         return
     shown, plan_shown = 0, False
     deadline = time.monotonic() + timeout
     while True:
-        view = _request("GET", url, f"/api/tasks/{task['id']}", token)
+        view = admin_request("GET", url, f"/api/tasks/{task['id']}", token, timeout=30)
         plan = view.get("plan")
         if plan and not plan_shown:
             typer.echo("plan: " + " | ".join(step["description"] for step in plan["steps"]))
@@ -94,7 +83,7 @@ def list_tasks(
 ) -> None:
     """The newest tasks with their status."""
     query = f"?limit={limit}" + (f"&status={status}" if status else "")
-    rows = _request("GET", url, f"/api/tasks{query}", token)["tasks"]
+    rows = admin_request("GET", url, f"/api/tasks{query}", token, timeout=30)["tasks"]
     if not rows:
         typer.echo("no tasks")
     for row in rows:
@@ -111,7 +100,9 @@ def show(
     token: TokenOption = None,
 ) -> None:
     """One task: its plan, steps and result."""
-    view = _request("GET", url, f"/api/tasks/{task_id}" + ("?details=1" if details else ""), token)
+    view = admin_request(
+        "GET", url, f"/api/tasks/{task_id}" + ("?details=1" if details else ""), token, timeout=30
+    )
     if details:
         typer.echo(json.dumps(view, ensure_ascii=False, indent=2))
         return
@@ -135,5 +126,5 @@ def cancel(
     token: TokenOption = None,
 ) -> None:
     """Cancel a pending or running task."""
-    row = _request("POST", url, f"/api/tasks/{task_id}/cancel", token)
+    row = admin_request("POST", url, f"/api/tasks/{task_id}/cancel", token, timeout=30)
     typer.echo(f"task {row['id']}: {row['status']}")
