@@ -97,17 +97,12 @@ class IndexSync:
         reason = self._refresh_reason(saved, settings)
         status = self.index.status
         if reason is None and saved is not None:
-            self.index.set_snapshot(saved)
-            status.source, status.stale = "cache", False
             age = saved.age_seconds() or 0.0
-            status.message = (
+            self._serve_cached(
+                saved,
                 f"serving the saved index of {saved.last_sync} "
-                f"(valid for another {max(0.0, settings.cache_ttl_seconds - age):.0f} s)"
+                f"(valid for another {max(0.0, settings.cache_ttl_seconds - age):.0f} s)",
             )
-            status.servers = {
-                server_id: ServerIndexStatus("cached", len(tools), None, saved.last_sync)
-                for server_id, tools in saved.servers.items()
-            }
             self._settled.set()
             self._start_timer()
             return
@@ -325,31 +320,30 @@ class IndexSync:
         if age is None or age >= self.settings.cache_ttl_seconds:
             return False
         async with self._lock:
-            self.index.set_snapshot(saved)
-            status = self.index.status
-            status.source, status.stale = "cache", False
-            status.message = f"adopted the snapshot of {saved.last_sync} saved by another replica"
-            status.servers = {
-                server_id: ServerIndexStatus("cached", len(tools), None, saved.last_sync)
-                for server_id, tools in saved.servers.items()
-            }
-        logger.info("tool index: %s", status.message)
+            message = f"adopted the snapshot of {saved.last_sync} saved by another replica"
+            self._serve_cached(saved, message)
+        logger.info("tool index: %s", message)
         self.on_list_change("tools")  # this replica's own live servers still win where they differ
         return True
+
+    def _serve_cached(self, snapshot: IndexSnapshot, message: str) -> None:
+        """Serve `snapshot` as a valid cache (saved, adopted or imported), every server "cached"."""
+        self.index.set_snapshot(snapshot)
+        status = self.index.status
+        status.source, status.stale, status.message = "cache", False, message
+        status.servers = {
+            server_id: ServerIndexStatus("cached", len(tools), None, snapshot.last_sync)
+            for server_id, tools in snapshot.servers.items()
+        }
 
     # -- import and export ---------------------------------------------------------------------
 
     async def import_snapshot(self, snapshot: IndexSnapshot, origin: str) -> dict[str, Any]:
         """Replace the index with `snapshot` (e.g. `nexus index import FILE`) and save it."""
         async with self._lock:
-            self.index.set_snapshot(snapshot)
-            status = self.index.status
-            status.source, status.stale = "cache", False
-            status.message = f"imported from {origin} (snapshot of {snapshot.last_sync or 'an unknown time'})"
-            status.servers = {
-                server_id: ServerIndexStatus("cached", len(tools), None, snapshot.last_sync)
-                for server_id, tools in snapshot.servers.items()
-            }
+            self._serve_cached(
+                snapshot, f"imported from {origin} (snapshot of {snapshot.last_sync or 'an unknown time'})"
+            )
             await self._save(snapshot)
             return self.describe()
 
