@@ -173,7 +173,9 @@ class Gateway:
         if tracer is not None:
             measured.insert(0, TraceStep(tracer))
         route = RouteStep(self.catalog, input_answerer)
-        self.pipeline = Pipeline([*measured, *self.governance.tool_steps, *(extra_steps or [])], route)
+        self.pipeline = Pipeline(
+            [*measured, *self.governance.tool_steps, *(extra_steps or [])], route, self.governance.policies
+        )
         self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
         self._draining = False

@@ -103,6 +103,8 @@ class StdioServer:
         self._connection: Connection | None = None
         self._lifespan: Any = None
         self._client: StdioClient | None = None
+        # (client params, client name, capabilities as JSON): made once per initialize, not per call.
+        self._known_client: tuple[Any, str | None, dict[str, Any]] | None = None
 
     async def serve(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         loop = asyncio.get_running_loop()
@@ -203,16 +205,18 @@ class StdioServer:
             raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
         if arguments is not None and not isinstance(arguments, dict):
             raise MCPError(types.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-        client_params = connection.client_params
-        capabilities = connection.client_capabilities
-        caller = Caller(
-            "stdio",
-            client_params.client_info.name if client_params is not None else None,
-            self._client,
-            dctx.request_id,
-            capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
-            False,
-        )
+        known = self._known_client
+        if known is None or known[0] is not connection.client_params:
+            client_params = connection.client_params
+            capabilities = connection.client_capabilities
+            known = self._known_client = (
+                client_params,
+                client_params.client_info.name if client_params is not None else None,
+                capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if capabilities
+                else {},
+            )
+        caller = Caller("stdio", known[1], self._client, dctx.request_id, known[2], False)
         progress = None
         if dctx.progress_token is not None:
 

@@ -25,7 +25,7 @@ import orjson
 
 from mcp_nexus.pipeline.cache_key import cache_key
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.policy import PolicyResolver, ToolPolicy, call_policy
 from mcp_nexus.pipeline.result_size import result_size
 from mcp_nexus.stores.cache_store import CacheStore
 
@@ -98,8 +98,12 @@ class CacheStep:
             counters = self.counters[tool] = CacheCounters()
         return counters
 
+    def applies_to(self, policy: ToolPolicy) -> bool:
+        """Only a tool with a TTL is ever cached (the pipeline leaves this step out for the others)."""
+        return policy.cache_ttl > 0
+
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         if policy is None or policy.cache_ttl <= 0 or call.round is not None:
             return await call_next(call)
         try:

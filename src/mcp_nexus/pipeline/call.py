@@ -98,6 +98,9 @@ class ToolCall:
     retries: int = 0
     declares_output_schema: bool = False  # replaced results must then be flagged isError
     measured: tuple[Any, int] | None = None  # (result, bytes): the size of a result, measured once
+    # The tool's ToolPolicy (pipeline/policy.py), resolved once as the call enters the pipeline;
+    # typed loosely because the policy module builds on this one.
+    policy: Any = None
 
 
 ToolOutcome = types.CallToolResult | types.InputRequiredResult

@@ -23,7 +23,7 @@ import mcp_types as types
 
 from mcp_nexus.pipeline.call import Caller, CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
-from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.policy import PolicyResolver, ToolPolicy, call_policy
 from mcp_nexus.pipeline.preview import Shape, render, scan_shape, utf8_cut
 from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
@@ -198,11 +198,15 @@ class OffloadStep:
         self.policies = policies
         self.offloader = offloader
 
+    def applies_to(self, policy: ToolPolicy) -> bool:
+        """Only a tool with an offload threshold has results kept out of the context here."""
+        return policy.offload_threshold is not None
+
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         outcome = await call_next(call)
         if not isinstance(outcome, types.CallToolResult):
             return outcome  # an input request is a question to the caller, never data to offload
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         threshold = policy.offload_threshold if policy is not None else None
         if threshold is None:
             return outcome

@@ -28,6 +28,7 @@ from mcp_nexus.config.policy_defaults import (
     POLICY_DEFAULTS,
 )
 from mcp_nexus.config.schema import CallPolicy, GatewaySettings, ServerConfig
+from mcp_nexus.pipeline.call import ToolCall
 
 __all__ = [
     "DEFAULT_CACHE_TTL",
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "PolicyResolver",
     "ToolPolicy",
+    "call_policy",
     "is_read_only",
     "resolve_policy",
 ]
@@ -59,6 +61,9 @@ class ToolPolicy:
     idempotent: bool
     input_schema: dict[str, Any] | None
     cache_scope: str | None = None  # "public", "private", or None: by the caller's credentials
+    # The gateway-wide per-caller window in force when this policy was resolved: read from the
+    # policy, a reload's new limit and the steps a call needs change together.
+    caller_rate_limit: str | None = None
 
 
 def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
@@ -135,6 +140,7 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         idempotent=explicit_idempotent if explicit_idempotent is not None else _hinted_idempotent(entry.tool),
         input_schema=entry.tool.input_schema,
         cache_scope=_pick("cache_scope", levels),
+        caller_rate_limit=settings.caller_rate_limit,
     )
 
 
@@ -179,3 +185,11 @@ class PolicyResolver:
         policy = resolve_policy(entry, settings)
         self._memo[name] = (entry, server, settings, policy)
         return policy
+
+
+def call_policy(call: ToolCall, policies: PolicyResolver) -> ToolPolicy | None:
+    """The policy the pipeline resolved when `call` entered it (one lookup per call), else resolved now."""
+    policy = call.policy
+    if isinstance(policy, ToolPolicy) and policy.tool == call.name:
+        return policy
+    return policies.resolve(call.name)

@@ -19,7 +19,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.policy import PolicyResolver, ToolPolicy, call_policy
 
 RATE_LIMIT_META_KEY = "nexus/rateLimited"
 
@@ -63,7 +63,7 @@ class RateLimitStep:
         return item
 
     def _checks(self, call: ToolCall) -> list[_Check]:
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         checks = []
         if policy is not None and policy.rate_limit:
             checks.append(_Check("tool", call.name, self._item(policy.rate_limit), policy.rate_limit))
@@ -77,6 +77,20 @@ class RateLimitStep:
             who = f"{call.caller.frontend}:{call.caller.client or '-'}"
             checks.append(_Check("caller", who, self._item(self.caller_limit), self.caller_limit))
         return checks
+
+    def applies_to(self, policy: ToolPolicy) -> bool:
+        """Some window counts calls of this tool: its own, its server's, or the per-caller one.
+
+        The per-caller limit is read from the policy as well as from this step: during a reload
+        the policy (new settings) may name a limit before `caller_limit` is updated, or the
+        other way round; either keeps the step in the chain.
+        """
+        return bool(
+            policy.rate_limit
+            or (policy.server and policy.server_rate_limit)
+            or policy.caller_rate_limit
+            or self.caller_limit
+        )
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
         if call.round is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import mcp_types as types
+import orjson
 
 from mcp_nexus.pipeline.call import ToolCall
 
@@ -26,10 +27,17 @@ def measure(result: types.CallToolResult) -> int:
         else:
             size += len(item.model_dump_json(by_alias=True, exclude_none=True))
     if result.structured_content is not None:
-        # surrogatepass: a lone surrogate in a result must be measured, not crash the call
-        encoded = json.dumps(result.structured_content, ensure_ascii=False, default=str)
-        size += len(encoded.encode("utf-8", "surrogatepass"))
+        size += _json_bytes(result.structured_content)
     return size
+
+
+def _json_bytes(value: object) -> int:
+    try:
+        return len(orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS))
+    except TypeError:
+        # A lone surrogate (orjson refuses it) must be measured, not crash the call.
+        encoded = json.dumps(value, ensure_ascii=False, default=str)
+        return len(encoded.encode("utf-8", "surrogatepass"))
 
 
 def result_size(call: ToolCall, result: types.CallToolResult) -> int:

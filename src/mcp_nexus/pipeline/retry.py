@@ -13,7 +13,7 @@ import logging
 
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
-from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.policy import PolicyResolver, ToolPolicy, call_policy
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,12 @@ class RetryStep:
         self.policies = policies
         self.backoff = backoff
 
+    def applies_to(self, policy: ToolPolicy) -> bool:
+        """Only an idempotent tool with retries is ever called again."""
+        return policy.retries > 0 and policy.idempotent
+
     async def __call__(self, call: ToolCall, call_next: CallNext) -> ToolOutcome:
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         if policy is None or policy.retries <= 0 or not policy.idempotent:
             return await call_next(call)
         attempt = 0

@@ -18,7 +18,7 @@ import mcp_types as types
 
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.offload import OFFLOAD_ERROR_META_KEY, Offloader
-from mcp_nexus.pipeline.policy import PolicyResolver
+from mcp_nexus.pipeline.policy import PolicyResolver, call_policy
 from mcp_nexus.pipeline.preview import utf8_cut
 from mcp_nexus.pipeline.replaced import replaced_is_error
 from mcp_nexus.pipeline.result_size import remember_size, result_size, text_bytes
@@ -66,7 +66,7 @@ class SizeLimitStep:
         self.limits = limits  # read per call: a reload of the settings applies at once
 
     def limit_for(self, call: ToolCall) -> int | None:
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         frontend = self.limits().get(call.caller.frontend)
         own = policy.max_result_bytes if policy is not None else None
         if frontend is None or own is None:
@@ -85,7 +85,7 @@ class SizeLimitStep:
         size = result_size(call, outcome)
         if size <= limit:
             return outcome
-        policy = self.policies.resolve(call.name)
+        policy = call_policy(call, self.policies)
         offload_on = (
             policy is not None and policy.offload_threshold is not None and self.offloader is not None
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp_nexus.pipeline.call import CallNext, ToolCall
 from mcp_nexus.pipeline.errors import ToolTimeoutError
-from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT, PolicyResolver
+from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT, PolicyResolver, call_policy
 
 
 class TimeoutStep:
@@ -26,7 +26,7 @@ class TimeoutStep:
     async def __call__(self, call: ToolCall, call_next: CallNext) -> Any:
         seconds = DEFAULT_TIMEOUT
         if call.method == "tools/call":
-            policy = self.policies.resolve(call.name)
+            policy = call_policy(call, self.policies)
             if policy is not None:
                 seconds = policy.timeout
             entry = self.policies.catalog.tools.get(call.name)

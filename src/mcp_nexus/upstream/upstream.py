@@ -512,10 +512,15 @@ class Upstream:
             raise UpstreamUnavailable(f"server {self.name!r} is {self.state}{reason}")
         return session
 
+    def _primary_serves(self, era: CallerEra, primary: Session) -> bool:
+        """Whether the primary session serves this caller (all but handshake-era callers that take
+        server requests, when the primary speaks 2026-07-28)."""
+        return era.modern or not era.back_channel or not primary.modern or self.config.protocol == "legacy"
+
     async def session_for(self, era: CallerEra) -> Session:
         """The session that serves this caller: the primary, or a handshake-era one on first need."""
         primary = self.session()
-        if era.modern or not era.back_channel or not primary.modern or self.config.protocol == "legacy":
+        if self._primary_serves(era, primary):
             return primary
         if "legacy" in self._bridges:
             known = self._bridges["legacy"]
@@ -560,7 +565,9 @@ class Upstream:
         round_: CallRound | None = None,
         answer_input: InputAnswerer | None = None,
     ) -> ToolOutcome:
-        session = await self.session_for(era)
+        primary = self.session()
+        # The primary without a coroutine of its own (the hot path); a bridge only on first need.
+        session = primary if self._primary_serves(era, primary) else await self.session_for(era)
         try:
             return await session.call_tool(
                 name,
