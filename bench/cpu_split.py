@@ -1,0 +1,128 @@
+"""Where the CPU of one stdio tools/call goes, process by process: direct, bare pipe relay, Nexus.
+
+    .venv/bin/python bench/cpu_split.py [--calls 3000] [--runs 2]
+
+A lean JSON-RPC client (handshake era) sends sequential `echo` calls to each variant and
+reads, with psutil, the CPU time (user + system) that each process of the variant's tree
+spent per call: the upstream (tests/support/demo_server.py, an SDK 2.x server), the relay
+and the gateway. The variants alternate run by run, so drift hits them alike.
+
+What it shows on a 2-core machine: a call's latency is close to the sum of the CPU the
+processes spend on it one after another, and the upstream's own share is not fixed: it
+spends more per call when anything sits between it and the client (the calls are further
+apart, its caches colder), and more again on its 2026-07-28 request path (`protocol: auto`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+import _common as bench
+
+
+def measure(command: list[str], calls: int) -> tuple[float, dict[str, float]]:
+    """Median latency (µs) and CPU per call (µs) of each process in the variant's tree, by role."""
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=bench.child_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(json.dumps(message).encode() + b"\n")
+        stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(stdout.readline())
+            if "id" in message and "method" not in message:
+                return message
+
+    try:
+        send(bench.initialize_message(0))
+        answer()
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for _ in range(400):  # until the upstream has joined (a gateway serves before it does)
+            send(bench.call_message(1, "warm"))
+            if "result" in answer():
+                break
+            time.sleep(0.05)
+        for n in range(300):
+            send(bench.call_message(n + 2, "x"))
+            answer()
+        top = psutil.Process(proc.pid)
+        tree = [top, *top.children(recursive=True)]
+        before = {p.pid: p.cpu_times() for p in tree}
+        latencies = []
+        for n in range(calls):
+            started = time.perf_counter()
+            send(bench.call_message(n + 1000, "x"))
+            if "result" not in answer():
+                raise AssertionError(f"call {n} failed through {command}")
+            latencies.append(time.perf_counter() - started)
+        cpu: dict[str, float] = {}
+        for p in tree:
+            after, first = p.cpu_times(), before[p.pid]
+            spent = (after.user + after.system - first.user - first.system) / calls * 1e6
+            if spent >= 1:  # the orphan watchdog and other sleepers spend nothing per call
+                cpu[_role(p, top)] = spent
+        return statistics.median(latencies) * 1e6, cpu
+    finally:
+        stdin.close()
+        proc.wait(timeout=30)
+
+
+def _role(process: psutil.Process, top: psutil.Process) -> str:
+    line = " ".join(process.cmdline())
+    if "demo_server" in line:
+        return "upstream"
+    if "pipe_relay" in line:
+        return "relay"
+    return "gateway" if process.pid == top.pid else process.name()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        legacy = bench.write_gateway_config(Path(tmp) / "legacy.json", protocol="legacy")
+        auto = bench.write_gateway_config(Path(tmp) / "auto.json", protocol="auto")
+        variants = {
+            "direct": bench.UPSTREAM,
+            "bare pipe relay": [*bench.PIPE_RELAY, *bench.UPSTREAM],
+            "nexus, upstream legacy": bench.nexus_stdio_command(legacy),
+            "nexus, upstream auto": bench.nexus_stdio_command(auto),
+        }
+        seen: dict[str, list[tuple[float, dict[str, float]]]] = {name: [] for name in variants}
+        for _ in range(args.runs):
+            for name, command in variants.items():
+                seen[name].append(measure(command, args.calls))
+    print(f"{args.calls} sequential calls per variant and run, {args.runs} runs; medians over runs")
+    for name, runs in seen.items():
+        latency = statistics.median(run[0] for run in runs)
+        roles = sorted({role for _, cpu in runs for role in cpu})
+        parts = ", ".join(
+            f"{role} {statistics.median(cpu.get(role, 0.0) for _, cpu in runs):.0f}" for role in roles
+        )
+        print(f"{name:24} latency {latency:6.0f} us   CPU per call (us): {parts}")
+
+
+if __name__ == "__main__":
+    main()
