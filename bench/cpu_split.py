@@ -87,10 +87,10 @@ def measure(command: list[str], calls: int) -> tuple[float, dict[str, float]]:
 
 def _role(process: psutil.Process, top: psutil.Process) -> str:
     line = " ".join(process.cmdline())
+    if "pipe_relay" in line:  # before the upstream: the relay's own command line names it
+        return "relay"
     if "demo_server" in line:
         return "upstream"
-    if "pipe_relay" in line:
-        return "relay"
     return "gateway" if process.pid == top.pid else process.name()
 
 
