@@ -337,6 +337,42 @@ def _check_answer(result: LoadResult, message: dict[str, Any], payload: str, sta
         result.note(f"call with payload {payload!r} failed: {json.dumps(message)[:300]}")
 
 
+class LeanStdioClient:
+    """A blocking, lean JSON-RPC client (handshake era) on a child's pipes, for CPU-time benchmarks.
+
+    Started, it has done the handshake and one successful `echo` (a gateway serves before its
+    upstream has joined, so the first calls may fail); `call` sends one request and returns its answer.
+    """
+
+    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
+        self.call(initialize_message(0))
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for _ in range(400):
+            if "result" in self.call(call_message(1, "warm")):
+                break
+            time.sleep(0.05)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._stdin.write(json.dumps(message).encode() + b"\n")
+        self._stdin.flush()
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.send(message)
+        while True:
+            answer: dict[str, Any] = json.loads(self._stdout.readline())
+            if "id" in answer and "method" not in answer:
+                return answer
+
+    def close(self) -> None:
+        self._stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def call_message(request_id: int | str, payload: str) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",

@@ -12,14 +12,10 @@ latency, does not depend on how the 2 cores are shared with the client and the u
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -27,46 +23,18 @@ import _common as bench
 
 
 def measure(config: Path, calls: int, loop: str) -> float:
-    env = dict(os.environ, NEXUS_EVENT_LOOP=loop)
-    proc = subprocess.Popen(
-        bench.nexus_stdio_command(config),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
+    client = bench.LeanStdioClient(
+        bench.nexus_stdio_command(config), env=dict(os.environ, NEXUS_EVENT_LOOP=loop)
     )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
-
-    def send(message: dict[str, Any]) -> None:
-        stdin.write(json.dumps(message).encode() + b"\n")
-        stdin.flush()
-
-    def answer() -> dict[str, Any]:
-        while True:
-            message: dict[str, Any] = json.loads(stdout.readline())
-            if "id" in message and "method" not in message:
-                return message
-
     try:
-        send(bench.initialize_message(0))
-        answer()
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for _ in range(400):  # until the upstream has joined
-            send(bench.call_message(1, "warm"))
-            if "result" in answer():
-                break
-            time.sleep(0.05)
-        gateway = psutil.Process(proc.pid)
+        gateway = psutil.Process(client.proc.pid)
         before = gateway.cpu_times()
         for n in range(calls):
-            send(bench.call_message(n + 2, "x"))
-            answer()
+            client.call(bench.call_message(n + 2, "x"))
         after = gateway.cpu_times()
         return (after.user + after.system - before.user - before.system) / calls * 1e6
     finally:
-        stdin.close()
-        proc.wait(timeout=30)
+        client.close()
 
 
 def main() -> None:

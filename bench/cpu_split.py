@@ -16,13 +16,10 @@ apart, its caches colder), and more again on its 2026-07-28 request path (`proto
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -31,46 +28,17 @@ import _common as bench
 
 def measure(command: list[str], calls: int) -> tuple[float, dict[str, float]]:
     """Median latency (µs) and CPU per call (µs) of each process in the variant's tree, by role."""
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=bench.child_env(),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
-
-    def send(message: dict[str, Any]) -> None:
-        stdin.write(json.dumps(message).encode() + b"\n")
-        stdin.flush()
-
-    def answer() -> dict[str, Any]:
-        while True:
-            message: dict[str, Any] = json.loads(stdout.readline())
-            if "id" in message and "method" not in message:
-                return message
-
+    client = bench.LeanStdioClient(command, env=bench.child_env())
     try:
-        send(bench.initialize_message(0))
-        answer()
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for _ in range(400):  # until the upstream has joined (a gateway serves before it does)
-            send(bench.call_message(1, "warm"))
-            if "result" in answer():
-                break
-            time.sleep(0.05)
         for n in range(300):
-            send(bench.call_message(n + 2, "x"))
-            answer()
-        top = psutil.Process(proc.pid)
+            client.call(bench.call_message(n + 2, "x"))
+        top = psutil.Process(client.proc.pid)
         tree = [top, *top.children(recursive=True)]
         before = {p.pid: p.cpu_times() for p in tree}
         latencies = []
         for n in range(calls):
             started = time.perf_counter()
-            send(bench.call_message(n + 1000, "x"))
-            if "result" not in answer():
+            if "result" not in client.call(bench.call_message(n + 1000, "x")):
                 raise AssertionError(f"call {n} failed through {command}")
             latencies.append(time.perf_counter() - started)
         cpu: dict[str, float] = {}
@@ -81,8 +49,7 @@ def measure(command: list[str], calls: int) -> tuple[float, dict[str, float]]:
                 cpu[_role(p, top)] = spent
         return statistics.median(latencies) * 1e6, cpu
     finally:
-        stdin.close()
-        proc.wait(timeout=30)
+        client.close()
 
 
 def _role(process: psutil.Process, top: psutil.Process) -> str:
