@@ -34,7 +34,9 @@ async def test_a_hundred_restarts_leak_nothing() -> None:
         assert text(await gw.call_tool("f.echo", {"text": "still"})) == "f: still"
         await eventually(lambda: len(live_children()) == 2, what="children back to 2")
         await eventually(lambda: open_fds() <= fds, what=f"fds back to {fds} (now {open_fds()})")
-        await eventually(lambda: _own_threads() <= threads, what=f"stderr threads ended (now {_own_threads()})")
+        await eventually(
+            lambda: _own_threads() <= threads, what=f"stderr threads ended (now {_own_threads()})"
+        )
         print(f"100 restarts in {elapsed:.1f} s")
     await eventually(lambda: not live_children(), what="no children after stop")
 
