@@ -368,6 +368,20 @@ class LeanStdioClient:
             if "id" in answer and "method" not in answer:
                 return answer
 
+    def pipelined(self, first_id: int, count: int, in_flight: int) -> None:
+        """`count` echo calls with up to `in_flight` unanswered at once; every answer must be a result."""
+        sent = answered = 0
+        while answered < count:
+            while sent < count and sent - answered < in_flight:
+                self._stdin.write(json.dumps(call_message(first_id + sent, "x")).encode() + b"\n")
+                sent += 1
+            self._stdin.flush()
+            answer = json.loads(self._stdout.readline())
+            if "id" in answer and "method" not in answer:
+                if "result" not in answer:
+                    raise AssertionError(f"call {answer.get('id')} failed: {answer}")
+                answered += 1
+
     def close(self) -> None:
         self._stdin.close()
         self.proc.wait(timeout=30)
