@@ -194,6 +194,16 @@ async def open_stdio_client(stack: AsyncExitStack, command: list[str], errlog: T
     return await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy"))
 
 
+async def stdio_rounds(
+    commands: dict[str, list[str]], calls: int, rounds: int, errlog_path: Path
+) -> dict[str, list[float]]:
+    """An SDK client on each command (their stderr to `errlog_path`), measured in interleaved rounds."""
+    with open(errlog_path, "w") as errlog:
+        async with AsyncExitStack() as stack:
+            clients = {name: await open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()}
+            return await interleaved_rounds(clients, calls, rounds)
+
+
 async def open_http_client(stack: AsyncExitStack, url: str) -> Client:
     return await stack.enter_async_context(Client(url, mode="legacy"))
 

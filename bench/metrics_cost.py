@@ -43,12 +43,7 @@ async def stdio_group(tmp: Path, calls: int, rounds: int) -> dict[str, list[floa
         ON: bench.nexus_stdio_command(write_config(tmp / "on.json", metrics=True)),
         OFF: bench.nexus_stdio_command(write_config(tmp / "off.json", metrics=False)),
     }
-    with open(tmp / "stdio.log", "w") as errlog:
-        async with AsyncExitStack() as stack:
-            clients = {
-                name: await bench.open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()
-            }
-            return await bench.interleaved_rounds(clients, calls, rounds)
+    return await bench.stdio_rounds(commands, calls, rounds, tmp / "stdio.log")
 
 
 async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:

@@ -68,12 +68,7 @@ async def stdio_group(
         NEXUS_STDIO[1]: bench.nexus_stdio_command(legacy),
         NEXUS_STDIO[0]: bench.nexus_stdio_command(auto),
     }
-    with open(errlog_path, "w") as errlog:
-        async with AsyncExitStack() as stack:
-            clients = {
-                name: await bench.open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()
-            }
-            return await bench.interleaved_rounds(clients, calls, rounds)
+    return await bench.stdio_rounds(commands, calls, rounds, errlog_path)
 
 
 async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:

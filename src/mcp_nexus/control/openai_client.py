@@ -67,7 +67,6 @@ class OpenAICompatibleClient:
     ) -> LLMResponse:
         if tools:
             kwargs.setdefault("tool_choice", "auto")
-        if tools:
             kwargs["tools"] = tools
         completion = await self._create(messages, **kwargs)
         choice = completion.choices[0]
