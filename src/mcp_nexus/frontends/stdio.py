@@ -33,7 +33,7 @@ from mcp_nexus import tracing
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
-from mcp_nexus.jsonrpc.lines import LINE_LIMIT, feed_lines
+from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineReader, LineSplitter
 from mcp_nexus.pipeline.call import Caller
 
 logger = logging.getLogger(__name__)
@@ -108,8 +108,6 @@ class StdioServer:
 
     async def serve(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin.buffer)
         transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout or sys.stdout.buffer)
 
         def write(frame: bytes) -> None:
@@ -118,23 +116,28 @@ class StdioServer:
         self.peer = peer = JsonRpcPeer(write, PeerOptions(name="stdio frontend"))
         self._client = StdioClient(peer)
         peer.serve(self._on_request, self._on_notify)
+
         server = self.frontend.server
         try:
             async with server.lifespan(server) as lifespan_state:
                 self._lifespan = lifespan_state
-                await self._read_loop(reader, peer)
+                # Read only once the lifespan is there: the first request builds the runner on it.
+                lines = LineSplitter(peer.receive, lambda: self._overrun(peer))
+                reading, _ = await loop.connect_read_pipe(
+                    lambda: LineReader(lines), stdin or sys.stdin.buffer
+                )
+                try:
+                    await lines.ended
+                finally:
+                    reading.close()
         finally:
             await peer.aclose("stdin closed")
             self.frontend.close()
             transport.close()
 
-    async def _read_loop(self, reader: asyncio.StreamReader, peer: JsonRpcPeer) -> None:
-        async def overrun() -> None:
-            await peer.send_error(
-                None, {"code": -32600, "message": f"message larger than {LINE_LIMIT} bytes"}
-            )
-
-        await feed_lines(reader, peer.feed, overrun)
+    @staticmethod
+    def _overrun(peer: JsonRpcPeer) -> None:
+        peer.send_error_soon(None, {"code": -32600, "message": f"message larger than {LINE_LIMIT} bytes"})
 
     # -- era and dispatch --------------------------------------------------------------------
 

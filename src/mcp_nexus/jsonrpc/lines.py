@@ -1,33 +1,122 @@
-"""Newline-delimited JSON-RPC on a byte stream (stdio): one message per line, into a peer."""
+"""Newline-delimited JSON-RPC on a byte stream (stdio): one message per line, into a peer.
+
+The splitter runs inside the transport's `data_received` callback: each whole line is
+handed on in the same event-loop turn that read it. A reading task over a `StreamReader`
+costs a task wake-up, a waiter future and a buffer copy per line; on the stdio hot path a
+call crosses two pipes, so that was four of each per call (docs/PERFORMANCE.md).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
 
 LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
 
 
-async def feed_lines(
-    stream: asyncio.StreamReader,
-    feed: Callable[[bytes], Awaitable[None]],
-    on_overrun: Callable[[], Awaitable[None]],
-) -> None:
-    """Hand every non-blank line of `stream` to `feed` until end of file.
+class LineSplitter:
+    """Bytes as they arrive -> one `on_line` call per non-blank line, without its newline.
 
-    A line longer than the stream's limit is skipped (its bytes read and dropped) after
-    `on_overrun` says so; a last line without a newline still counts.
+    A line longer than `limit` is dropped whole (`on_overrun` says so once, the rest up to
+    its newline is skipped); the stream's last line counts without a newline too. `ended`
+    resolves when the stream has ended and every line was handed on.
     """
-    while True:
-        try:
-            line = await stream.readuntil(b"\n")
-        except asyncio.IncompleteReadError as partial:
-            if partial.partial.strip():
-                await feed(partial.partial)
+
+    __slots__ = ("_buffer", "_limit", "_on_line", "_on_overrun", "_skipping", "ended")
+
+    def __init__(
+        self,
+        on_line: Callable[[bytes], None],
+        on_overrun: Callable[[], None],
+        limit: int = LINE_LIMIT,
+    ) -> None:
+        self._on_line = on_line
+        self._on_overrun = on_overrun
+        self._limit = limit
+        self._buffer = bytearray()  # a line begun but not ended (appended in place: no O(n²) copies)
+        self._skipping = False  # inside a line that overran the limit
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        end = data.find(b"\n")
+        if self._skipping:
+            if end < 0:
+                return
+            self._skipping = False
+            start, end = end + 1, data.find(b"\n", end + 1)
+        while end >= 0:
+            if self._buffer:
+                self._buffer += data[start:end]
+                line = bytes(self._buffer)
+                self._buffer.clear()
+            else:
+                line = data[start:end]
+            self._hand_on(line)
+            start, end = end + 1, data.find(b"\n", end + 1)
+        if start < len(data):
+            self._buffer += data[start:]
+            if len(self._buffer) > self._limit:
+                self._buffer.clear()
+                self._skipping = True
+                self._on_overrun()
+
+    def end(self) -> None:
+        """The stream ended: hand on a last line that had no newline, then resolve `ended`."""
+        if self.ended.done():
             return
-        except asyncio.LimitOverrunError:
-            await on_overrun()
-            await stream.read(LINE_LIMIT)
-            continue
-        if line.strip():
-            await feed(line)
+        if self._buffer and not self._skipping:
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            self._hand_on(line)
+        self.ended.set_result(None)
+
+    def _hand_on(self, line: bytes) -> None:
+        # isspace() stops at the first non-blank byte; strip() would copy a large line first.
+        if line and not line.isspace():
+            try:
+                self._on_line(line)
+            except Exception:  # a bug behind one line must not end the transport (it would, raised here)
+                logger.exception("a line handler failed; the stream goes on")
+
+
+class LineReader(asyncio.Protocol):
+    """A read pipe's protocol that splits what arrives into lines (`loop.connect_read_pipe`)."""
+
+    def __init__(self, splitter: LineSplitter) -> None:
+        self.splitter = splitter
+
+    def data_received(self, data: bytes) -> None:
+        self.splitter.feed(data)
+
+    def eof_received(self) -> bool:
+        self.splitter.end()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.splitter.end()
+
+
+class LineSubprocessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """A child process's protocol whose stdout goes through a `LineSplitter` (stdin, stderr as usual).
+
+    `Process.stdout` stays an (unfed, then ended) StreamReader; nobody should read it.
+    """
+
+    def __init__(self, splitter: LineSplitter, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.splitter = splitter
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self.splitter.feed(data if isinstance(data, bytes) else data.encode())
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.splitter.end()
+        super().pipe_connection_lost(fd, exc)

@@ -178,6 +178,10 @@ class JsonRpcPeer:
     async def send_error(self, request_id: RequestId | None, error: dict[str, Any]) -> None:
         await self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
+    def send_error_soon(self, request_id: RequestId | None, error: dict[str, Any]) -> None:
+        """`send_error` from a transport callback, which cannot wait."""
+        self._spawn(self.send_error(request_id, error))
+
     async def send_result(self, request_id: RequestId, result: dict[str, Any] | RawResult) -> None:
         if isinstance(result, RawResult):
             await self._emit(
@@ -253,29 +257,46 @@ class JsonRpcPeer:
 
     async def feed(self, frame: bytes | str) -> None:
         """Handle one frame (one line, one WebSocket message). Never raises for bad input."""
+        answer = self._take(frame)
+        if answer is not None:
+            await answer
+
+    def receive(self, frame: bytes | str) -> None:
+        """`feed` for readers that run in a transport callback and cannot wait: an error answer
+        a bad frame earns is sent by a task of its own (such answers still leave in order)."""
+        answer = self._take(frame)
+        if answer is not None:
+            self._spawn(answer)
+
+    async def feed_value(self, value: Any) -> None:
+        """Handle one decoded JSON value."""
+        answer = self._take_value(value)
+        if answer is not None:
+            await answer
+
+    def _take(self, frame: bytes | str) -> Awaitable[None] | None:
+        """Act on one frame at once; what is left to await is an error answer, if any."""
         try:
             value = decode(frame)
         except ParseError as exc:
             logger.debug("%s: %s", self.options.name, exc.message)
-            if self.options.answer_invalid:
-                await self.send_error(None, exc.to_wire())
-            return
-        await self.feed_value(value)
+            return self.send_error(None, exc.to_wire()) if self.options.answer_invalid else None
+        return self._take_value(value)
 
-    async def feed_value(self, value: Any) -> None:
-        """Handle one decoded JSON value."""
+    def _take_value(self, value: Any) -> Awaitable[None] | None:
         message = classify(value)
         if isinstance(message, Response):
             self._resolve(message)
         elif isinstance(message, Request):
             if self.options.numeric_ids_only and not isinstance(message.id, int):
                 logger.warning("%s: dropped %s with a non-numeric id", self.options.name, message.method)
-                return
-            self._start(message)
+            else:
+                self._start(message)
         elif isinstance(message, Notification):
             self._notification(message)
         else:
-            await self._invalid(message)
+            return self._invalid(message)
+        return None
 
     async def _invalid(self, message: Invalid) -> None:
         logger.debug("%s: %s", self.options.name, message.reason)
@@ -308,7 +329,7 @@ class JsonRpcPeer:
             )
             return
         ctx = _InboundContext(self, request)
-        task = asyncio.ensure_future(self._handle(request, ctx))
+        task = asyncio.get_running_loop().create_task(self._handle(request, ctx))
         self._inbound[key] = (task, ctx)
         task.add_done_callback(lambda _t: self._inbound.pop(key, None))
 

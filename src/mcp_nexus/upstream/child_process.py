@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_nexus.jsonrpc.lines import LineSplitter, LineSubprocessProtocol
 from mcp_nexus.upstream import orphan_watchdog
 from mcp_nexus.upstream.orphan_watchdog import end_groups, group_alive, signal_group
 
@@ -108,6 +109,7 @@ async def spawn(
     grace: StopGrace | None = None,
     limit: int = 2**16,
     parent_death: ParentDeath = "auto",
+    stdout_lines: LineSplitter | None = None,
 ) -> asyncio.subprocess.Process:
     """Start a stdio server (stdin and stdout piped) in a new session, registered for ending.
 
@@ -116,7 +118,8 @@ async def spawn(
     asyncio forks from the loop thread, so this holds as long as the loop thread is the one
     that lives as long as the gateway (never spawn from a worker thread of an executor).
     Raises FileNotFoundError / PermissionError for a missing or non-executable command, as
-    `asyncio.create_subprocess_exec` does.
+    `asyncio.create_subprocess_exec` does. With `stdout_lines`, stdout is split into lines as
+    it arrives (`Process.stdout` is then left unfed).
     """
     if not argv:
         raise ValueError("a stdio server needs a command")
@@ -124,7 +127,16 @@ async def spawn(
     method = _choose(parent_death)
     _check_executable(argv[0], env, cwd)  # behind `sh -c`, a missing command would be exit 127
     preexec = _preexec_parent_death(os.getpid()) if method == "preexec" else None
-    process = await asyncio.create_subprocess_exec(
+    loop = asyncio.get_running_loop()
+
+    def protocol() -> asyncio.subprocess.SubprocessStreamProtocol:
+        if stdout_lines is not None:
+            return LineSubprocessProtocol(stdout_lines, limit, loop)
+        return asyncio.subprocess.SubprocessStreamProtocol(limit=limit, loop=loop)
+
+    # What asyncio.create_subprocess_exec does, with our choice of protocol.
+    transport, protocol_made = await loop.subprocess_exec(
+        protocol,
         *_launch_argv(list(argv), os.getpid(), setpriv=method == "setpriv"),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -133,8 +145,8 @@ async def spawn(
         cwd=cwd,
         start_new_session=True,
         preexec_fn=preexec,
-        limit=limit,
     )
+    process = asyncio.subprocess.Process(transport, protocol_made, loop)
     _LIVE[process.pid] = _Group(process, grace)
     WATCHDOG.register(process.pid, grace)
     assert process.stdin is not None

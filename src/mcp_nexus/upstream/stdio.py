@@ -25,7 +25,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
-from mcp_nexus.jsonrpc.lines import LINE_LIMIT, feed_lines
+from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.input_required import InputAnswerer
@@ -81,6 +81,16 @@ class StdioSession(Session):
         assert config.command is not None
         self.stderr = StderrForwarder(config.name, SecretRedactor.for_server(config))
         stack.callback(self.stderr.close_parent_end)
+
+        def write(frame: bytes) -> None:
+            process = self.process
+            if process is None or process.stdin is None:
+                raise ConnectionError(f"server {config.name!r} is not started")
+            process.stdin.write(frame + b"\n")
+
+        # The peer comes first: stdout is read into it from the first byte the child writes.
+        self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
+        lines = LineSplitter(lambda line: self._stdout_line(peer, line), self._stdout_overrun)
         try:
             process = await child_process.spawn(
                 [config.command, *config.args],
@@ -89,37 +99,31 @@ class StdioSession(Session):
                 stderr=self.stderr.writer,
                 grace=StopGrace.within(config.timeouts.stop),
                 limit=LINE_LIMIT,
+                stdout_lines=lines,
             )
         finally:
             self.stderr.close_parent_end()
         self.process = process
         stack.push_async_callback(self._terminate)
-        assert process.stdin is not None
-        stdin = process.stdin
-
-        def write(frame: bytes) -> None:
-            stdin.write(frame + b"\n")
-
-        self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
-        reader = asyncio.create_task(self._read_stdout(process, peer), name=f"stdout-{config.name}")
+        reader = asyncio.create_task(self._watch_stdout(process, peer, lines), name=f"stdout-{config.name}")
         stack.push_async_callback(_end_reader, reader, process)
         return peer
 
-    async def _read_stdout(self, process: asyncio.subprocess.Process, peer: JsonRpcPeer) -> None:
-        stdout = process.stdout
-        assert stdout is not None
+    def _stdout_line(self, peer: JsonRpcPeer, line: bytes) -> None:
+        first = line[:1] if line[:1] not in b" \t\r" else line.lstrip()[:1]  # no copy of a large line
+        if first not in (b"{", b"["):
+            # A server printing noise on stdout: say so, keep reading.
+            logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
+            return
+        peer.receive(line)
 
-        async def feed(line: bytes) -> None:
-            if line.lstrip()[:1] not in (b"{", b"["):
-                # A server printing noise on stdout: say so, keep reading.
-                logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
-                return
-            await peer.feed(line)
+    def _stdout_overrun(self) -> None:
+        logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, LINE_LIMIT)
 
-        async def overrun() -> None:
-            logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, LINE_LIMIT)
-
-        await feed_lines(stdout, feed, overrun)
+    async def _watch_stdout(
+        self, process: asyncio.subprocess.Process, peer: JsonRpcPeer, lines: LineSplitter
+    ) -> None:
+        await lines.ended
         code = await _returncode(process)
         # Pending calls fail now, naming the exit; the report waits briefly for its last words.
         peer.close(f"server {self.config.name!r} exited (code {code})")
