@@ -1,6 +1,6 @@
 """Where the CPU of one stdio tools/call goes, process by process: direct, bare pipe relay, Nexus.
 
-    .venv/bin/python bench/cpu_split.py [--calls 3000] [--runs 2] [--in-flight 1]
+    .venv/bin/python bench/cpu_split.py [--calls 3000] [--runs 2] [--in-flight 1] [--compare SRC]
 
 A lean JSON-RPC client (handshake era) sends sequential `echo` calls to each variant (or
 `--in-flight N` at once, pipelined, so no process ever waits idle between calls) and
@@ -12,6 +12,8 @@ What it shows on a 2-core machine: a call's latency is close to the sum of the C
 processes spend on it one after another; the upstream is most of it, and it spends more on
 its 2026-07-28 request path (`protocol: auto`) than on the handshake era's. The gateway's own
 CPU per call is the same pipelined as sequential: it is work done per call, not waiting cold.
+`--compare SRC` adds the Nexus variants once more, run from another checkout's `src` folder
+(`PYTHONPATH=SRC`), alternating with the current code: before/after of a change, in one run.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ def main() -> None:
         default=1,
         help="calls in flight at once (1: sequential; more: pipelined, so no process waits cold)",
     )
+    parser.add_argument(
+        "--compare",
+        metavar="SRC",
+        help="also run the Nexus variants from this src folder (PYTHONPATH), alternating with the current code",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         legacy = bench.write_gateway_config(Path(tmp) / "legacy.json", protocol="legacy")
@@ -86,6 +93,10 @@ def main() -> None:
             "nexus, upstream legacy": bench.nexus_stdio_command(legacy),
             "nexus, upstream auto": bench.nexus_stdio_command(auto),
         }
+        if args.compare:
+            other = ["env", f"PYTHONPATH={Path(args.compare).resolve()}"]
+            variants["nexus (compared), legacy"] = [*other, *bench.nexus_stdio_command(legacy)]
+            variants["nexus (compared), auto"] = [*other, *bench.nexus_stdio_command(auto)]
         seen: dict[str, list[tuple[float, dict[str, float]]]] = {name: [] for name in variants}
         for _ in range(args.runs):
             for name, command in variants.items():
@@ -99,7 +110,7 @@ def main() -> None:
             f"{role} {statistics.median(cpu.get(role, 0.0) for _, cpu in runs):.0f}" for role in roles
         )
         shown = f"latency {latency:6.0f} us" if latency else "pipelined"
-        print(f"{name:24} {shown:17}   CPU per call (us): {parts}")
+        print(f"{name:26} {shown:17}   CPU per call (us): {parts}")
 
 
 if __name__ == "__main__":
