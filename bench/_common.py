@@ -670,3 +670,45 @@ def safe_cleanup() -> None:
     leftovers = kill_leftovers()
     if leftovers:
         print(f"cleaned up {len(leftovers)} leftover process(es): {leftovers}", file=sys.stderr)
+
+
+# --- a gateway run under a bench script, its recording switched by signals ---------------
+
+
+def serve_switched(on_start: Callable[[], None], on_stop: Callable[[], None], argv: list[str]) -> None:
+    """The gateway side: `nexus ARGV` in this process; SIGUSR1 calls `on_start`, SIGUSR2 `on_stop`
+    (which writes the record the driver waits for)."""
+    signal.signal(signal.SIGUSR1, lambda *_: on_start())
+    signal.signal(signal.SIGUSR2, lambda *_: on_stop())
+    from mcp_nexus.cli import app
+
+    sys.argv = ["nexus", *argv]
+    app()
+
+
+def switched_calls(script: str, record: Path, protocol: str, warm_up: int, calls: int) -> list[float]:
+    """The driver side: `nexus serve --stdio` run under `script --serve RECORD` (which calls
+    `serve_switched`), `warm_up` echo calls, SIGUSR1, `calls` timed calls, SIGUSR2; returns
+    the timed calls' latencies once RECORD is written."""
+    config = write_gateway_config(record.with_suffix(".config.json"), protocol=protocol)
+    command = [sys.executable, script, "--serve", str(record), "serve", "--stdio", "--no-watch"]
+    client = LeanStdioClient([*command, "--config", str(config)], env=child_env())
+    latencies: list[float] = []
+    try:
+        for n in range(warm_up):
+            client.call(call_message(n + 2, "x"))
+        os.kill(client.proc.pid, signal.SIGUSR1)
+        time.sleep(0.2)
+        for n in range(calls):
+            started = time.perf_counter()
+            if "result" not in client.call(call_message(n + 10_000_000, "x")):
+                raise AssertionError(f"call {n} failed through {script}")
+            latencies.append(time.perf_counter() - started)
+        os.kill(client.proc.pid, signal.SIGUSR2)
+        for _ in range(100):  # written by the gateway's signal handler
+            if record.exists():
+                return latencies
+            time.sleep(0.05)
+        raise AssertionError(f"the gateway under {script} wrote no record to {record}")
+    finally:
+        client.close()

@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import signal
 import statistics
 import sys
 import tempfile
@@ -96,15 +94,12 @@ def serve_marked(record_path: str, argv: list[str]) -> None:
 
     stdio_frontend.RawResult = serialised  # type: ignore[misc,assignment]
 
-    def write_out(*_: Any) -> None:
+    def write_out() -> None:
         Path(record_path).write_text(json.dumps(marks))
 
-    signal.signal(signal.SIGUSR1, lambda *_: marks.clear())
-    signal.signal(signal.SIGUSR2, write_out)
-    from mcp_nexus.cli import app
+    import _common as bench
 
-    sys.argv = ["nexus", *argv]
-    app()
+    bench.serve_switched(marks.clear, write_out, argv)
 
 
 def segments(marks: list[Mark]) -> dict[tuple[str, str], list[float]]:
@@ -129,28 +124,8 @@ def main() -> None:
     import _common as bench
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = bench.write_gateway_config(Path(tmp) / "config.json", protocol=args.protocol)
         record = Path(tmp) / "marks.json"
-        command = [sys.executable, __file__, "--serve", str(record), "serve", "--stdio", "--no-watch"]
-        client = bench.LeanStdioClient([*command, "--config", str(config)], env=bench.child_env())
-        latencies = []
-        try:
-            for n in range(500):
-                client.call(bench.call_message(n + 2, "x"))
-            os.kill(client.proc.pid, signal.SIGUSR1)
-            time.sleep(0.1)
-            for n in range(args.calls):
-                started = time.perf_counter()
-                if "result" not in client.call(bench.call_message(n + 10_000, "x")):
-                    raise AssertionError(f"call {n} failed")
-                latencies.append(time.perf_counter() - started)
-            os.kill(client.proc.pid, signal.SIGUSR2)
-            for _ in range(100):  # written by the gateway's signal handler
-                if record.exists():
-                    break
-                time.sleep(0.05)
-        finally:
-            client.close()
+        latencies = bench.switched_calls(__file__, record, args.protocol, 500, args.calls)
         found = segments(json.loads(record.read_text()))
     print(
         f"{args.calls} sequential calls, upstream protocol {args.protocol}; "

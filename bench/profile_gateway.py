@@ -13,33 +13,23 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
-import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 
 def serve_profiled(stats_path: str, argv: list[str]) -> None:
     """The gateway side: `nexus serve ...` with cProfile switched by SIGUSR1/SIGUSR2."""
+    import _common as bench
+
     profile = cProfile.Profile()
 
-    def start(*_: Any) -> None:
-        profile.enable()
-
-    def stop(*_: Any) -> None:
+    def stop() -> None:
         profile.disable()
         profile.dump_stats(stats_path)
 
-    signal.signal(signal.SIGUSR1, start)
-    signal.signal(signal.SIGUSR2, stop)
-    from mcp_nexus.cli import app
-
-    sys.argv = ["nexus", *argv]
-    app()
+    bench.serve_switched(profile.enable, stop, argv)
 
 
 def main() -> None:
@@ -57,25 +47,9 @@ def main() -> None:
     import _common as bench
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = bench.write_gateway_config(Path(tmp) / "config.json", protocol=args.protocol)
-        stats_path = str(Path(tmp) / "gateway.prof")
-        command = [sys.executable, __file__, "--serve", stats_path, "serve", "--stdio", "--no-watch"]
-        client = bench.LeanStdioClient([*command, "--config", str(config)], env=bench.child_env())
-        try:
-            for n in range(1000):
-                client.call(bench.call_message(n + 2, "x"))
-            os.kill(client.proc.pid, signal.SIGUSR1)
-            time.sleep(0.2)
-            for n in range(args.calls):
-                client.call(bench.call_message(n + 10_000, "x"))
-            os.kill(client.proc.pid, signal.SIGUSR2)
-            for _ in range(100):  # the gateway writes the stats in its signal handler
-                if Path(stats_path).exists():
-                    break
-                time.sleep(0.05)
-        finally:
-            client.close()
-        stats = pstats.Stats(stats_path)
+        stats_path = Path(tmp) / "gateway.prof"
+        bench.switched_calls(__file__, stats_path, args.protocol, 1000, args.calls)
+        stats = pstats.Stats(str(stats_path))
         print(f"{stats.total_calls / args.calls:.0f} Python function calls per tools/call")  # type: ignore[attr-defined]
         stats.sort_stats("tottime").print_stats(args.top)
 
