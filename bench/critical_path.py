@@ -4,7 +4,7 @@
 
 A lean client (handshake era) sends sequential `echo` calls to `nexus serve --stdio`, which
 runs under this script (`--serve`) with timestamps taken at the seams of a call: the bytes
-of the request arriving, the inbound task starting, the pipeline, the route, the upstream
+of the request arriving, the inbound task made, the pipeline, the route, the upstream
 request written; then the upstream's bytes arriving, the waiting call resolved, the result
 validated, the metrics recorded, the answer serialised and written. What happens between
 the two writes is the upstream's time. Prints the median of each segment over the calls
@@ -65,7 +65,8 @@ def serve_marked(record_path: str, argv: list[str]) -> None:
 
     frontend_name = "stdio frontend"
     before(lines.LineSplitter, "feed", "bytes arrived")
-    before(peer.JsonRpcPeer, "_handle", "inbound task runs")
+    # _handle's coroutine is made as the request is read; its task runs a loop turn later.
+    before(peer.JsonRpcPeer, "_handle", "inbound task made")
     before(gateway.Gateway, "_run", "pipeline entered")
     before(route.RouteStep, "_tool", "route entered")
     before(peer.JsonRpcPeer, "send_raw_request", "upstream request made")
