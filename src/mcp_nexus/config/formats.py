@@ -11,6 +11,13 @@ Accepted, unchanged (docs/CONFIG.md):
 - controller: `{"mcp_servers": [{id, url, timeout, headers}], "cache_ttl_seconds", "force_refresh_on_init"}`
   (the last two are the tool index's settings: `gateway.index`)
 - bridge: `{"services": {name: {type, command, args, env, url, headers, namespace, ...}}}`
+- VS Code: `{"inputs": [...], "servers": {name: {type: stdio|http|sse, command, args, env, envFile, url,
+  headers}}}` (told from the native format by `inputs`, or an entry with `type` or `envFile`);
+  `${input:ID}` is resolved before normalisation (interpolate.py)
+
+Claude Code's `.mcp.json` and Cursor's `mcp.json` are the desktop format. Every format also
+carries Nexus's own top-level sections (`NEXUS_SECTIONS`: every section of `NexusConfig`)
+beside its servers; any other top-level key is named, with the closest known key.
 
 Each normaliser also returns, per server, the path of its entry in the original file so
 validation errors can point at what the user wrote.
@@ -19,10 +26,15 @@ validation errors can point at what the user wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from rapidfuzz import fuzz, process, utils
+
 from mcp_nexus.config.builtins import device_module
+from mcp_nexus.config.envfile import read_env_file
 from mcp_nexus.config.errors import ConfigProblem
+from mcp_nexus.config.schema import NexusConfig
 
 _TRANSPORT_ALIASES = {
     "stdio": "stdio",
@@ -45,6 +57,7 @@ _KEY_ALIASES = {
     "rateLimit": "rate_limit",
     "offloadThreshold": "offload_threshold",
     "maxResultBytes": "max_result_bytes",
+    "envFile": "env_file",
 }
 
 # `type` in the Lumi (unified manager) dialect; any other value is a desktop transport name.
@@ -55,11 +68,24 @@ TRANSPORT_EXPECTED = "expected 'stdio', 'streamableHttp' (also 'http') or 'sse'"
 # The controller format's top-level keys for its tool index (docs/CONFIG.md).
 INDEX_KEYS = ("cache_ttl_seconds", "force_refresh_on_init")
 
-# Top-level sections of Nexus's own that may sit beside any foreign format's servers.
-_NEXUS_SECTIONS = ("gateway", "xiaozhi", "llm", "control")
+# Nexus's own top-level sections, accepted beside every format's servers: every section of the
+# model but the servers themselves (each format has its own key for those).
+NEXUS_SECTIONS: tuple[str, ...] = tuple(
+    name for name in NexusConfig.model_fields if name not in ("servers", "source_format")
+)
+
+# Consumed before normalisation, in every format: VS Code's declarations of `${input:ID}`.
+_VARIABLE_KEYS = ("inputs",)
 
 # Keys other clients put in their entries that mean nothing to a gateway: accepted and ignored.
-_IGNORED_FOREIGN_KEYS = {"description", "alwaysAllow", "autoApprove", "icon", "note", "notes", "comment"}
+# (`gallery` and `version` are VS Code's marks on a server installed from its gallery, `dev` its
+# debug/watch settings for a server under development.)
+_IGNORED_FOREIGN_KEYS = {
+    "description", "alwaysAllow", "autoApprove", "icon", "note", "notes", "comment", "gallery", "version", "dev",
+}  # fmt: skip
+
+# An entry key only VS Code's `servers` has (the native format says `transport`).
+_VSCODE_ENTRY_KEYS = ("type", "envFile")
 
 
 @dataclass
@@ -259,73 +285,145 @@ def _listed(
     return entries
 
 
+def closest_key(key: str, known: tuple[str, ...]) -> str | None:
+    """The known key `key` most likely misspells (case aside), if any is close enough."""
+    match = process.extractOne(
+        key, known, scorer=fuzz.ratio, processor=utils.default_process, score_cutoff=75
+    )
+    return None if match is None else match[0]
+
+
+def _sections(
+    doc: dict[str, Any], out: Normalised, problems: list[ConfigProblem], *, own: tuple[str, ...], strict: bool
+) -> None:
+    """Copy Nexus's own sections (the same list for every format) into `out`; name every other key.
+
+    `own` are the format's own top-level keys (handled by its normaliser). Any other key is an
+    error in a strict format; in a format other programs read too it is a warning (their files
+    carry their own settings, e.g. `globalShortcut`), unless it looks like a misspelt Nexus
+    section: then scale-out or the control plane would silently stay off, so it is an error.
+    """
+    for raw_key, value in doc.items():
+        key = str(raw_key)
+        if key in own or key in _VARIABLE_KEYS:
+            continue
+        if key in NEXUS_SECTIONS:
+            out.data[key] = value
+            continue
+        known = tuple(k for k in (*own, *NEXUS_SECTIONS, *_VARIABLE_KEYS) if k != "source_format")
+        closest = closest_key(key, known)
+        hint = f"; did you mean {closest!r}?" if closest else ""
+        if strict or closest in NEXUS_SECTIONS:
+            expected = ", ".join(repr(k) for k in known)
+            problems.append(ConfigProblem(key, f"unknown top-level key (expected {expected}){hint}"))
+        else:
+            out.warnings.append(ConfigProblem(key, f"not a gateway setting; ignored{hint}"))
+
+
 def _native(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="nexus")
+    out = Normalised(data={}, format="nexus")
+    # `source_format` is what `nexus config check` prints: accepted back (and recomputed).
+    _sections(doc, out, problems, own=("servers", "source_format"), strict=True)
     _add_servers(out, _mapping(doc, "servers", problems, "server"), problems, strict=True)
+    return out
+
+
+def _vscode(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
+    """VS Code's `mcp.json`: `servers` with `type: stdio|http|sse`; its `inputs` are resolved already."""
+    out = Normalised(data={}, format="vscode")
+    _sections(doc, out, problems, own=("servers",), strict=True)
+    _add_servers(out, _mapping(doc, "servers", problems, "server"), problems, strict=False)
     return out
 
 
 def _desktop(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     raw_servers = doc.get("mcpServers")
     lumi = isinstance(raw_servers, dict) and any(is_lumi_entry(e) for e in raw_servers.values())
-    out = Normalised(
-        data={key: doc[key] for key in _NEXUS_SECTIONS if key in doc}, format="lumi" if lumi else "mcpServers"
-    )
+    out = Normalised(data={}, format="lumi" if lumi else "mcpServers")
+    _sections(doc, out, problems, own=("mcpServers",), strict=False)
     # The Lumi dialect routes by bare tool name and priority: its tools keep their own names.
     entries = _mapping(doc, "mcpServers", problems, "server")
     _add_servers(out, entries, problems, strict=False, bare_names=lumi)
-    for key in doc:
-        if key != "mcpServers" and key not in _NEXUS_SECTIONS:
-            out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
     return out
 
 
 def _seed(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
     """The Lumi vocabulary (`type: embedded|external`, priorities) written as a list: bare names too."""
-    out = Normalised(data={k: v for k, v in doc.items() if k != "servers"}, format="seed")
+    out = Normalised(data={}, format="seed")
+    _sections(doc, out, problems, own=("servers",), strict=True)
     entries = _listed(doc, "servers", "name", problems, "{name, type, ...}")
     _add_servers(out, entries, problems, strict=False, bare_names=True)
     return out
 
 
 def _controller(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    gateway = dict(doc.get("gateway") or {})
+    out = Normalised(data={}, format="controller")
+    _sections(doc, out, problems, own=("mcp_servers", *INDEX_KEYS), strict=False)
     # These two keys are the tool index's settings (how long a saved tool list stays valid),
     # never a result-cache TTL: a write tool must not answer from a cache because of them.
     index = {key: doc[key] for key in INDEX_KEYS if key in doc}
-    if index:
-        gateway["index"] = {**(gateway.get("index") or {}), **index}
-    out = Normalised(data={"gateway": gateway}, format="controller")
-    for section in _NEXUS_SECTIONS[1:]:
-        if section in doc:
-            out.data[section] = doc[section]
+    gateway = out.data.get("gateway") or {}
+    if index and isinstance(gateway, dict):
+        out.data["gateway"] = {**gateway, "index": {**(gateway.get("index") or {}), **index}}
     entries = _listed(doc, "mcp_servers", "id", problems, "{id, url, timeout, headers}")
     _add_servers(out, entries, problems, strict=False)
-    for key in doc:
-        if key not in ("mcp_servers", *_NEXUS_SECTIONS, *INDEX_KEYS):
-            out.warnings.append(ConfigProblem(key, "not a gateway setting; ignored"))
     return out
 
 
 def _bridge(doc: dict[str, Any], problems: list[ConfigProblem]) -> Normalised:
-    out = Normalised(data={k: v for k, v in doc.items() if k != "services"}, format="bridge")
+    out = Normalised(data={}, format="bridge")
+    _sections(doc, out, problems, own=("services",), strict=True)
     _add_servers(out, _mapping(doc, "services", problems, "service"), problems, strict=False)
     return out
 
 
-def normalise(doc: Any, problems: list[ConfigProblem]) -> Normalised:
-    """Detect the format of a parsed document and normalise it."""
+def _is_vscode(doc: dict[str, Any]) -> bool:
+    servers = doc.get("servers")
+    if "inputs" in doc:
+        return servers is None or isinstance(servers, dict)
+    return isinstance(servers, dict) and any(
+        isinstance(entry, dict) and any(key in entry for key in _VSCODE_ENTRY_KEYS)
+        for entry in servers.values()
+    )
+
+
+def _env_files(out: Normalised, workspace: Path, problems: list[ConfigProblem]) -> None:
+    """Merge each entry's `envFile` into its `env` (a variable in `env` wins, as in VS Code)."""
+    for name, entry in out.data.get("servers", {}).items():
+        if "env_file" not in entry:
+            continue
+        path = f"{out.origin[name]}.envFile"
+        given = entry.pop("env_file")
+        if not isinstance(given, str) or not given:
+            problems.append(ConfigProblem(path, "expected the path of a KEY=VALUE file"))
+            continue
+        values = read_env_file(workspace / Path(given).expanduser(), path, problems)
+        if values is not None:
+            env = entry.get("env") or {}
+            entry["env"] = {**values, **env} if isinstance(env, dict) else env
+
+
+def normalise(doc: Any, problems: list[ConfigProblem], *, workspace: Path | None = None) -> Normalised:
+    """Detect the format of a parsed document and normalise it.
+
+    `workspace` is the folder a relative `envFile` is found in (`${workspaceFolder}`).
+    """
     if not isinstance(doc, dict):
         problems.append(
             ConfigProblem("", f"expected a JSON/YAML object at the top level, got {type(doc).__name__}")
         )
         return Normalised(data={}, format="unknown")
     if "mcpServers" in doc:
-        return _desktop(doc, problems)
-    if "mcp_servers" in doc:
-        return _controller(doc, problems)
-    if "services" in doc:
-        return _bridge(doc, problems)
-    if isinstance(doc.get("servers"), list):
-        return _seed(doc, problems)
-    return _native(doc, problems)
+        out = _desktop(doc, problems)
+    elif "mcp_servers" in doc:
+        out = _controller(doc, problems)
+    elif "services" in doc:
+        out = _bridge(doc, problems)
+    elif isinstance(doc.get("servers"), list):
+        out = _seed(doc, problems)
+    elif _is_vscode(doc):
+        out = _vscode(doc, problems)
+    else:
+        out = _native(doc, problems)
+    _env_files(out, Path.cwd() if workspace is None else workspace, problems)
+    return out

@@ -12,15 +12,16 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mcp_nexus.config.builtins import builtin_servers
 from mcp_nexus.config.errors import ConfigError, ConfigProblem
-from mcp_nexus.config.formats import Normalised, normalise
-from mcp_nexus.config.interpolate import Interpolated, interpolate
+from mcp_nexus.config.formats import Normalised, closest_key, normalise
+from mcp_nexus.config.interpolate import Interpolated, Variables, interpolate, parse_inputs, workspace_folder
 from mcp_nexus.config.schema import NexusConfig
 
 
@@ -111,8 +112,39 @@ def _shown_input(loc: tuple[int | str, ...], value: Any, interpolated: Interpola
     return f"(got {value!r})"
 
 
-def _friendly(message: str) -> str:
-    return message.replace("Value error, ", "").replace("Extra inputs are not permitted", "unknown field")
+def _unwrap(annotation: Any) -> Any:
+    """`X | None` -> `X`."""
+    while get_origin(annotation) in (Union, UnionType):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model class a validation error's `loc` points into (`servers.t` -> ServerConfig)."""
+    annotation: Any = NexusConfig
+    for part in loc:
+        annotation = _unwrap(annotation)
+        if get_origin(annotation) in (dict, list):
+            annotation = get_args(annotation)[-1]  # `part` is a key or an index
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return None
+            annotation = field.annotation
+        else:
+            return None
+    annotation = _unwrap(annotation)
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _friendly(message: str, loc: tuple[int | str, ...], kind: str) -> str:
+    message = message.replace("Value error, ", "").replace("Extra inputs are not permitted", "unknown field")
+    if kind == "extra_forbidden" and loc:
+        model = _model_at(loc[:-1])
+        closest = closest_key(str(loc[-1]), tuple(model.model_fields)) if model else None
+        if closest:
+            message += f"; did you mean {closest!r}?"
+    return message
 
 
 def config_from_document(
@@ -121,12 +153,29 @@ def config_from_document(
     env: Mapping[str, str] | None = None,
     *,
     include_builtins: bool | None = None,
+    path: Path | None = None,
 ) -> tuple[NexusConfig, list[ConfigProblem]]:
-    """Validate an already-parsed document; returns the config and non-fatal warnings."""
+    """Validate an already-parsed document; returns the config and non-fatal warnings.
+
+    `path` is the file the document came from: `${workspaceFolder}` and a relative `envFile`
+    are found from it (the current folder without one).
+    """
     problems: list[ConfigProblem] = []
     interpolated = Interpolated()
-    doc = interpolate(doc, os.environ if env is None else env, "", problems, interpolated)
-    normalised = normalise(doc, problems)
+    workspace = workspace_folder(path)
+    variables = Variables(os.environ if env is None else env, workspace)
+    if isinstance(doc, dict) and "inputs" in doc:
+        # VS Code's declarations of `${input:ID}`: read as written, never substituted themselves.
+        variables.inputs = parse_inputs(doc["inputs"], problems)
+        doc = {
+            **interpolate(
+                {k: v for k, v in doc.items() if k != "inputs"}, variables, "", problems, interpolated
+            ),
+            "inputs": doc["inputs"],
+        }
+    else:
+        doc = interpolate(doc, variables, "", problems, interpolated)
+    normalised = normalise(doc, problems, workspace=workspace)
     if problems:
         raise ConfigError(source, problems)
     data = normalised.data
@@ -147,7 +196,7 @@ def config_from_document(
             [
                 ConfigProblem(
                     _error_path(err["loc"], normalised),
-                    f"{_friendly(err['msg'])} {_shown_input(err['loc'], err['input'], interpolated)}".rstrip(),
+                    f"{_friendly(err['msg'], err['loc'], err['type'])} {_shown_input(err['loc'], err['input'], interpolated)}".rstrip(),
                 )
                 if err["type"] not in ("missing",)
                 else ConfigProblem(_error_path(err["loc"], normalised), "required field is missing")
@@ -171,4 +220,6 @@ def load_config(
         raise ConfigError(
             source, [ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")]
         ) from exc
-    return config_from_document(_parse_text(text, source), source, env, include_builtins=include_builtins)
+    return config_from_document(
+        _parse_text(text, source), source, env, include_builtins=include_builtins, path=Path(path)
+    )
