@@ -190,6 +190,22 @@ class Gateway:
         task.add_done_callback(self._starts.discard)
         return task
 
+    @property
+    def first_starts_pending(self) -> bool:
+        """Some server is still in its first start (at launch, or added by a reload)."""
+        return any(not task.done() for task in self._starts)
+
+    async def wait_first_starts(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the servers still in their first start; True when none is left.
+
+        A server that fails its first start ends it too (its supervisor retries in the
+        background); a hung one is waited for only up to `timeout`.
+        """
+        pending = [task for task in self._starts if not task.done()]
+        if pending and timeout > 0:
+            await asyncio.wait(pending, timeout=timeout)
+        return not self.first_starts_pending
+
     def _new_upstream(self, server: Any) -> Upstream:
         return Upstream(server, on_change=self._on_upstream_change, relay=self.relay)
 

@@ -191,3 +191,28 @@ async def test_a_client_configured_off_sees_every_tool_and_no_search_tools(
     assert {"git.git_status", "robot.navigate_to", "cortex.add_entity"} <= names
     assert not names & {"find_tools", "call_tool"}
     assert len(names) > SEARCH["threshold"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("limit", [5, 20, 50])
+async def test_find_tools_answers_fit_and_are_never_offloaded(served: dict[str, Any], limit: int) -> None:
+    """Full descriptions and schemas of five real hits are ~6 KB, over the 5 KB offload threshold:
+    the answer is sized to fit instead (short descriptions, compact schemas) and never offloaded."""
+    async with Client(served["url"], mode="legacy") as client:
+        found = await client.call_tool(
+            "find_tools", {"query": "create or read files and entities", "limit": limit}
+        )
+    assert not found.is_error
+    text = _text(found)
+    assert not text.startswith("SYSTEM_ALERT"), text[:200]
+    assert (found.meta or {}).get("nexus/offload") is None
+    first = found.content[0]
+    assert isinstance(first, types.TextContent)
+    rows = json.loads(first.text)
+    assert len(first.text.encode()) <= 4000
+    assert len(rows) >= min(limit, 5)
+    for row in rows:  # what a caller needs to call it stays: the name, the argument names, required
+        assert row["name"] and row["description"] and isinstance(row["input_schema"], dict)
+    more = (found.structured_content or {}).get("more", [])
+    assert min(limit, 5) <= len(rows) + len(more) <= limit
+    if limit == 5:
+        assert len(rows) == 5 and not more, "five hits must fit whole"

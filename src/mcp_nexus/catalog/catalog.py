@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,27 @@ class Catalog:
             elif is_allowed(name, upstream.config.tools):
                 owners.append(upstream)
         return owners
+
+    async def wait_for_tool(self, name: str, timeout: float) -> CatalogTool | None:
+        """The entry for `name`, waiting up to `timeout` s for the servers still connecting that may offer it.
+
+        Why: a call made in the first second after start names a tool whose server is still
+        starting; it must run under that tool's own policy (its TTL, its rate limit), not
+        under the defaults of a name nobody lists yet.
+        """
+        entry = self.tools.get(name)
+        waiting = self.connecting_owners(name) if entry is None else []
+        if waiting:
+            deadline = time.monotonic() + timeout
+            for upstream in waiting:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await upstream.wait_ready(left)
+                entry = self.tools.get(name)
+                if entry is not None:
+                    break
+        return entry
 
     def _build_resources(self, ready: list[Upstream]) -> None:
         by_uri: dict[str, list[Upstream]] = {}

@@ -21,6 +21,9 @@ class LocalTool:
     tool: types.Tool
     handler: LocalHandler
     progress_handler: ProgressLocalHandler | None = None  # used instead of `handler` when set
+    # The gateway sizes this tool's answers itself (find_tools): they are never offloaded, since
+    # an alert in place of the answer would leave the model with nothing to act on.
+    sized_by_gateway: bool = False
 
     @property
     def name(self) -> str:

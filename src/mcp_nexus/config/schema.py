@@ -276,6 +276,17 @@ class GatewaySettings(CallPolicy):
         ge=0,
         description="seconds 2026-07-28 clients may cache Nexus's list results (ttlMs hint)",
     )
+    first_list_wait: float = Field(
+        default=5.0,
+        ge=0,
+        description="seconds a client's first list waits for servers still in their first start",
+    )
+    offload_media_threshold: int | None = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="bytes of images/audio a result carries to the client before it is offloaded "
+        "(media is not counted against the text offload_threshold); null: never offloaded",
+    )
     # governance (docs/GOVERNANCE.md); the per-call keys come from CallPolicy
     offload_max_age: float = Field(default=86400.0, gt=0, description="seconds an offloaded file is kept")
     offload_max_bytes: int = Field(

@@ -32,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_nexus import __version__, tracing
 from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
 from mcp_nexus.catalog.tool_listing import listed_tools
+from mcp_nexus.frontends.first_list import settle_first_list
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
@@ -231,12 +232,27 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # Search mode (gateway.tool_search) may list find_tools + call_tool instead, per frontend and client.
+        settled = await self._first_list(ctx, "tools")
         session = ctx.session
         client = session.client_params.client_info.name if session.client_params else None
         tools = listed_tools(
             self.gateway.catalog, self.gateway.config.gateway.tool_search, self.frontend, client
         )
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=tools) if settled else types.ListToolsResult(tools=tools, ttl_ms=0)
+
+    async def _first_list(self, ctx: ServerRequestContext[Any, Any], kind: str) -> bool:
+        """The first list of `kind` on this session waits (bounded) for servers in their first start.
+
+        False when some are still starting: the result then says `ttlMs: 0`, so a 2026-07-28
+        client that caches lists by their hint asks again instead of keeping a partial list.
+        """
+        gateway = self.gateway
+        if not gateway.first_starts_pending:
+            return True
+        listed = None
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            listed = connection_of(ctx.session).state.setdefault("nexus_listed", set())
+        return await settle_first_list(gateway, gateway.config.gateway.first_list_wait, kind, listed)
 
     def caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
         """Who is calling: this frontend, the client's name and capabilities, its session for relays."""
@@ -276,12 +292,20 @@ class McpFrontend:
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=self.gateway.catalog.resource_list)
+        settled = await self._first_list(ctx, "resources")
+        resources = self.gateway.catalog.resource_list
+        if settled:
+            return types.ListResourcesResult(resources=resources)
+        return types.ListResourcesResult(resources=resources, ttl_ms=0)
 
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=self.gateway.catalog.template_list)
+        settled = await self._first_list(ctx, "resource_templates")
+        templates = self.gateway.catalog.template_list
+        if settled:
+            return types.ListResourceTemplatesResult(resource_templates=templates)
+        return types.ListResourceTemplatesResult(resource_templates=templates, ttl_ms=0)
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -310,7 +334,11 @@ class McpFrontend:
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=self.gateway.catalog.prompt_list)
+        settled = await self._first_list(ctx, "prompts")
+        prompts = self.gateway.catalog.prompt_list
+        if settled:
+            return types.ListPromptsResult(prompts=prompts)
+        return types.ListPromptsResult(prompts=prompts, ttl_ms=0)
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams

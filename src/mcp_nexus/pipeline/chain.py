@@ -29,14 +29,29 @@ class Pipeline:
         self._by_tool: dict[str, tuple[ToolPolicy, CallNext]] = {}
 
     def __call__(self, call: ToolCall) -> Awaitable[Any]:
-        return self._entry_for(call)(call)
-
-    def _entry_for(self, call: ToolCall) -> CallNext:
-        if self.policies is None or call.method != "tools/call":
-            return self._entry
-        policy = self.policies.resolve(call.name)
+        policies = self.policies
+        if policies is None or call.method != "tools/call":
+            return self._entry(call)
+        policy = policies.resolve(call.name)
         if policy is None:
-            return self._entry  # not listed (yet): every step, as the route decides what happens
+            if policies.catalog.connecting_owners(call.name):
+                return self._once_listed(call, policies)
+            return self._entry(call)  # not listed: every step, as the route decides what happens
+        return self._entry_for(call, policy)(call)
+
+    async def _once_listed(self, call: ToolCall, policies: PolicyResolver) -> Any:
+        """A name a still-starting server may offer: its policy (TTL, limits) is known only once it is listed.
+
+        So the call waits for that server first (up to the default call timeout), and only
+        then enters the chain: a call made right after start is cached, limited and timed like
+        any later one.
+        """
+        await policies.catalog.wait_for_tool(call.name, policies.default_timeout())
+        policy = policies.resolve(call.name)
+        entry = self._entry if policy is None else self._entry_for(call, policy)
+        return await entry(call)
+
+    def _entry_for(self, call: ToolCall, policy: ToolPolicy) -> CallNext:
         call.policy = policy
         made = self._by_tool.get(call.name)
         if made is not None and made[0] is policy:

@@ -138,7 +138,9 @@ class Governance:
         errors = ErrorStep()
         tool_steps: list[Middleware] = [errors, size_limit, cache, ValidateStep(catalog), rate_limit]
         if offloader is not None:
-            tool_steps.append(OffloadStep(policies, offloader))
+            tool_steps.append(
+                OffloadStep(policies, offloader, lambda: current().gateway.offload_media_threshold)
+            )
         tool_steps += [retry, timeout]
         return cls(
             policies,

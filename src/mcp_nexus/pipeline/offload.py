@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -193,10 +194,32 @@ class Offloader:
         return answer
 
 
+def media_items(result: types.CallToolResult) -> tuple[list[types.ImageContent | types.AudioContent], int]:
+    """The image and audio items of `result` and the bytes of their (base64) data."""
+    items = [item for item in result.content if isinstance(item, types.ImageContent | types.AudioContent)]
+    return items, sum(len(item.data) for item in items)
+
+
 class OffloadStep:
-    def __init__(self, policies: PolicyResolver, offloader: Offloader) -> None:
+    """Keeps large data out of the model's context; media is judged by its own limit.
+
+    Why media differs: offload exists because the model would read text rows it does not
+    need, and python_sandbox can filter them. A picture or a sound is the answer itself: no
+    sandbox can show it, and an alert in its place loses it. So image and audio items are not
+    counted against the text threshold; they pass through up to `offload_media_threshold`
+    bytes (base64) per result, and only above that is the whole result offloaded like text.
+    A result whose text is large beside small media has its text offloaded, media kept.
+    """
+
+    def __init__(
+        self,
+        policies: PolicyResolver,
+        offloader: Offloader,
+        media_threshold: Callable[[], int | None] = lambda: None,
+    ) -> None:
         self.policies = policies
         self.offloader = offloader
+        self.media_threshold = media_threshold  # read per call: a reload applies at once
 
     def applies_to(self, policy: ToolPolicy) -> bool:
         """Only a tool with an offload threshold has results kept out of the context here."""
@@ -213,4 +236,21 @@ class OffloadStep:
         size = result_size(call, outcome)
         if size <= threshold:
             return outcome
-        return await self.offloader.offload(call, outcome, size, threshold=threshold)
+        media, media_bytes = media_items(outcome)
+        media_limit = self.media_threshold()
+        if not media or (media_limit is not None and media_bytes > media_limit):
+            return await self.offloader.offload(call, outcome, size, threshold=threshold)
+        text_size = size - media_bytes
+        if text_size <= threshold:
+            return outcome
+        rest = outcome.model_copy(
+            update={
+                "content": [
+                    i for i in outcome.content if not isinstance(i, types.ImageContent | types.AudioContent)
+                ]
+            }
+        )
+        alert = await self.offloader.offload(call, rest, text_size, threshold=threshold)
+        kept = alert.model_copy(update={"content": [*alert.content, *media]})
+        remember_size(call, kept, result_size(call, alert) + media_bytes)
+        return kept

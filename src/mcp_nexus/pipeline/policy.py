@@ -133,7 +133,9 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         cache_ttl=_cache_ttl(entry.tool, tool_level, levels),
         rate_limit=_pick("rate_limit", levels),
         server_rate_limit=server.server_rate_limit if server else None,
-        offload_threshold=_pick("offload_threshold", levels),
+        offload_threshold=None
+        if entry.local is not None and entry.local.sized_by_gateway
+        else _pick("offload_threshold", levels),
         max_result_bytes=_pick("max_result_bytes", levels),
         timeout=float(timeout if timeout is not None else DEFAULT_TIMEOUT),
         retries=int(retries if retries is not None else DEFAULT_RETRIES),
@@ -152,6 +154,11 @@ class PolicyResolver:
         self._settings = settings  # read per call: a reloaded config takes effect at once
         self._memo: dict[str, tuple[CatalogTool, ServerConfig | None, GatewaySettings, ToolPolicy]] = {}
         self._timeouts_memo: dict[str, tuple[CatalogTool, tuple[Any, ...], dict[str, float]]] = {}
+
+    def default_timeout(self) -> float:
+        """The gateway-wide call timeout in force (a tool not listed yet has no level of its own)."""
+        timeout = self._settings().timeout
+        return float(timeout if timeout is not None else DEFAULT_TIMEOUT)
 
     def candidate_timeouts(self, entry: CatalogTool) -> dict[str, float]:
         """Each candidate server's own call timeout, by server name (fallback gives each its full time).

@@ -84,17 +84,10 @@ class RouteStep:
 
     async def _await_connecting(self, call: ToolCall) -> CatalogTool:
         """An unknown name: wait for a server still connecting that may offer it, else say why not."""
-        waiting = self.catalog.connecting_owners(call.name)
-        if waiting:
-            deadline = call.timeout if call.timeout is not None else DEFAULT_TIMEOUT
-            started = time.monotonic()
-            for upstream in waiting:
-                left = deadline - (time.monotonic() - started)
-                if left > 0:
-                    await upstream.wait_ready(left)
-            entry = self.catalog.tools.get(call.name)
-            if entry is not None:
-                return entry
+        timeout = call.timeout if call.timeout is not None else DEFAULT_TIMEOUT
+        entry = await self.catalog.wait_for_tool(call.name, timeout)
+        if entry is not None:
+            return entry
         owner = self.catalog.offline_owner(call.name)
         if owner is not None:
             raise _unavailable(call.name, owner)

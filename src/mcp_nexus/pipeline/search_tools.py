@@ -18,13 +18,16 @@ import mcp_types as types
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.catalog.tool_cards import fit_cards
 from mcp_nexus.catalog.tool_listing import CALL_TOOL, FIND_TOOLS
 from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.pipeline.call import Caller, ToolOutcome
 from mcp_nexus.pipeline.errors import GatewayError, InvalidArgumentsError
 
 MAX_FIND_LIMIT = 50
-DESCRIPTION_CHARS = 500
+# Bytes of the hits' JSON in the text (the structured copy holds the same): five hits of real
+# servers fit whole; the answer is never offloaded in any case (sized_by_gateway).
+ANSWER_BUDGET = 4000
 
 FIND_DESCRIPTION = """Search the gateway's tools by what they do; returns the best matches with their names,
 descriptions and input schemas. Then call one with call_tool(name, arguments).
@@ -129,18 +132,23 @@ def search_tools(
         if not query.strip() and not tags:
             return _text("give a 'query' (what the tool should do) or 'tags'", error=True)
         found = index.search(query, tags, limit)
-        rows = [
-            {
-                "name": entry.name,
-                "description": entry.description[:DESCRIPTION_CHARS],
-                "input_schema": entry.input_schema,
-                "tags": entry.tags,
-                "server": entry.server_id,
-                "available": entry.name in catalog.tools,
-            }
-            for entry in found
-        ]
-        structured = {"query": query, "tags": tags, "tools": rows}
+        rows, left_out = fit_cards(
+            [
+                {
+                    "name": entry.name,
+                    "description": entry.description,
+                    "input_schema": entry.input_schema,
+                    "tags": entry.tags,
+                    "server": entry.server_id,
+                    "available": entry.name in catalog.tools,
+                }
+                for entry in found
+            ],
+            ANSWER_BUDGET,
+        )
+        structured: dict[str, Any] = {"query": query, "tags": tags, "tools": rows}
+        if left_out:
+            structured["more"] = left_out
         if not rows:
             known = ", ".join(index.tags()) or "none yet"
             return _text(
@@ -148,7 +156,11 @@ def search_tools(
                 f"Try other words (English or Chinese) or a tag; tags in use: {known}.",
                 structured=structured,
             )
-        return _text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), structured=structured)
+        answer = _text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), structured=structured)
+        if left_out:  # a second item: the first stays one JSON array
+            more = f"More matches, left out to keep this answer short (search for them by name): {', '.join(left_out)}"
+            answer.content.append(types.TextContent(type="text", text=more))
+        return answer
 
     async def call_tool(arguments: dict[str, Any], caller: Caller | None = None) -> types.CallToolResult:
         # Reached only when something calls this handler directly: the gateway unwraps call_tool first.
@@ -168,6 +180,7 @@ def search_tools(
                 name=FIND_TOOLS, description=FIND_DESCRIPTION, input_schema=FIND_SCHEMA, annotations=read_only
             ),
             find,
+            sized_by_gateway=True,
         ),
         LocalTool(
             types.Tool(name=CALL_TOOL, description=CALL_DESCRIPTION, input_schema=CALL_SCHEMA), call_tool
