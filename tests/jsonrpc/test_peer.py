@@ -179,19 +179,29 @@ async def test_broken_notifications_and_stray_responses_are_dropped(frame: bytes
 
 
 async def test_lone_surrogates_are_answered_with_valid_json() -> None:
+    """A result holding a lone surrogate is escaped; params holding one are refused at once (-32602
+    naming where), never handed on: a strict peer further on would drop them and the caller wait."""
     wire = Wire()
     peer = JsonRpcPeer(wire.write)
+    handled = []
 
     async def echo(ctx: Any, method: str, params: Any) -> Any:
-        return {"text": params["s"]}
+        handled.append(params)
+        return {"text": "\ud800x"}
 
     peer.serve(echo, lambda *a: asyncio.sleep(0))
-    await peer.feed(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"s":"\\ud800x"}}')
+    await peer.feed(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"s":"plain"}}')
+    await peer.feed(b'{"jsonrpc":"2.0","id":2,"method":"echo","params":{"a":{"s":["ok","\\ud800x"]}}}')
     for _ in range(3):
         await asyncio.sleep(0)
-    (frame,) = wire.frames
-    frame.decode("utf-8")  # encodable
-    assert json.loads(frame)["result"]["text"] == "\ud800x"
+    answers = {
+        message["id"]: message for message in (json.loads(frame.decode("utf-8")) for frame in wire.frames)
+    }
+    assert answers[1]["result"]["text"] == "\ud800x"
+    assert answers[2]["error"]["code"] == -32602
+    assert answers[2]["error"]["data"]["path"] == "a.s[1]"
+    assert "a.s[1] contains a lone UTF-16 surrogate (\\ud800)" in answers[2]["error"]["message"]
+    assert handled == [{"s": "plain"}]
 
 
 async def test_handler_bug_is_an_internal_error_naming_only_the_type() -> None:

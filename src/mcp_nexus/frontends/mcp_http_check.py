@@ -6,7 +6,9 @@ gets 202 with no body; a batch or `"jsonrpc": "1.0"` gets a pydantic dump; an un
 `Mcp-Protocol-Version` header gets an error about `_meta` keys). Here the same rules as on
 every other endpoint apply (jsonrpc/message.py): one short JSON-RPC error with HTTP 400.
 A well-formed message is passed on byte for byte, except a plain tools/call on a
-handshake-era session, which takes the lean path (McpFrontend.lean_call) when eligible.
+handshake-era session, which takes the lean path (McpFrontend.lean_call) when eligible, and
+a request whose params hold a lone UTF-16 surrogate, answered here for both paths (-32602
+naming where: forwarded, a strict upstream would drop it and the client wait for a timeout).
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_nexus.jsonrpc import ParseError, decode
+from mcp_nexus.jsonrpc import ParseError, decode_checked, encode, lone_surrogate
 from mcp_nexus.jsonrpc.message import Invalid, Request, classify
 
 SUPPORTED_VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
@@ -44,7 +45,7 @@ class McpMessageCheck:
             await self.app(scope, _replay(body, receive), send)
             return
         try:
-            value = decode(body)
+            value, may_hold_surrogates = decode_checked(body)
         except ParseError as exc:
             await _answer(send, None, exc.to_wire())
             return
@@ -55,6 +56,13 @@ class McpMessageCheck:
                 return
             await _answer(send, message.id, message.error())
             return
+        if may_hold_surrogates and isinstance(message, Request):
+            refused = lone_surrogate(message.params)
+            if refused is not None:  # a JSON-RPC answer to a well-formed request, as the SDK gives
+                await _json(
+                    send, 200, encode({"jsonrpc": "2.0", "id": message.id, "error": refused.to_wire()})
+                )
+                return
         version = _header(scope, b"mcp-protocol-version")
         if version is not None and version not in SUPPORTED_VERSIONS and not _enveloped(message):
             # A 2026-07-28 request (with its `_meta` envelope) is the SDK's to judge; a handshake-era
@@ -121,7 +129,8 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _answer(send: Send, request_id: Any, error: dict[str, Any]) -> None:
-    await _json(send, 400, orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
+    # encode, not orjson.dumps: an id may hold a lone surrogate too (escaped, never a 500)
+    await _json(send, 400, encode({"jsonrpc": "2.0", "id": request_id, "error": error}))
 
 
 async def _json(send: Send, status: int, payload: bytes) -> None:

@@ -28,12 +28,14 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from mcp_nexus import tracing
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
-from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineReader, LineSplitter
+from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
+from mcp_nexus.jsonrpc.stream_ends import open_output, read_lines
 from mcp_nexus.pipeline.call import Caller
 
 logger = logging.getLogger(__name__)
@@ -107,13 +109,9 @@ class StdioServer:
         self._known_client: tuple[Any, str | None, dict[str, Any]] | None = None
 
     async def serve(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        loop = asyncio.get_running_loop()
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout or sys.stdout.buffer)
-
-        def write(frame: bytes) -> None:
-            transport.write(frame + b"\n")  # one write per message keeps lines whole
-
-        self.peer = peer = JsonRpcPeer(write, PeerOptions(name="stdio frontend"))
+        # Pipes, sockets and terminals are watched by the loop; files and /dev/null are not (stream_ends).
+        output = await open_output(stdout or sys.stdout.buffer)
+        self.peer = peer = JsonRpcPeer(output.write, PeerOptions(name="stdio frontend"))
         self._client = StdioClient(peer)
         peer.serve(self._on_request, self._on_notify)
 
@@ -123,17 +121,17 @@ class StdioServer:
                 self._lifespan = lifespan_state
                 # Read only once the lifespan is there: the first request builds the runner on it.
                 lines = LineSplitter(peer.receive, lambda: self._overrun(peer))
-                reading, _ = await loop.connect_read_pipe(
-                    lambda: LineReader(lines), stdin or sys.stdin.buffer
-                )
+                reading = await read_lines(stdin or sys.stdin.buffer, lines)
                 try:
                     await lines.ended
                 finally:
                     reading.close()
+                # stdin ended: what was read is still answered (`echo request | nexus serve --stdio`).
+                await peer.finish(self.gateway.config.gateway.shutdown_grace, "stdin closed")
         finally:
             await peer.aclose("stdin closed")
             self.frontend.close()
-            transport.close()
+            await output.aclose()
 
     @staticmethod
     def _overrun(peer: JsonRpcPeer) -> None:
@@ -201,7 +199,9 @@ class StdioServer:
 
     # -- the lean tools/call -----------------------------------------------------------------
 
-    async def _call_tool(self, dctx: Any, params: Mapping[str, Any], connection: Connection) -> RawResult:
+    async def _call_tool(
+        self, dctx: Any, params: Mapping[str, Any], connection: Connection
+    ) -> RawResult | dict[str, Any]:
         name = params.get("name")
         arguments = params.get("arguments")
         if not isinstance(name, str) or not name:
@@ -234,7 +234,10 @@ class StdioServer:
             meta=tracing.caller_context(params.get("_meta")),
         )
         # pydantic-core serialises the result to JSON in one pass; only the envelope is ours.
-        return RawResult(outcome.model_dump_json(by_alias=True, exclude_none=True).encode())
+        try:
+            return RawResult(outcome.model_dump_json(by_alias=True, exclude_none=True).encode())
+        except PydanticSerializationError:  # a lone surrogate from an upstream: escaped, as on the SDK path
+            return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 async def serve_stdio(gateway: Gateway) -> None:

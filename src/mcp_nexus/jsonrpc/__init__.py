@@ -1,6 +1,13 @@
 """One JSON-RPC core for every endpoint that speaks JSON-RPC on a stream of frames."""
 
-from mcp_nexus.jsonrpc.codec import ParseError, decode, encode
+from mcp_nexus.jsonrpc.codec import (
+    LoneSurrogateError,
+    ParseError,
+    decode,
+    decode_checked,
+    encode,
+    lone_surrogate,
+)
 from mcp_nexus.jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -20,10 +27,13 @@ __all__ = [
     "PARSE_ERROR",
     "JsonRpcError",
     "JsonRpcPeer",
+    "LoneSurrogateError",
     "ParseError",
     "PeerOptions",
     "RawResult",
     "decode",
+    "decode_checked",
     "encode",
     "error_body",
+    "lone_surrogate",
 ]

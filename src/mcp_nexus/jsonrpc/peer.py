@@ -37,7 +37,7 @@ from mcp.shared.dispatcher import (
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.transport_context import TransportContext
 
-from mcp_nexus.jsonrpc.codec import ParseError, decode, encode
+from mcp_nexus.jsonrpc.codec import ParseError, decode_checked, encode, lone_surrogate
 from mcp_nexus.jsonrpc.errors import as_mcp_error, error_body
 from mcp_nexus.jsonrpc.message import (
     Invalid,
@@ -102,6 +102,7 @@ class JsonRpcPeer:
         self._intercept: OnNotifyIntercept | None = None
         self._closed = asyncio.Event()
         self._close_reason = "Connection closed"
+        self._input_ended = ""  # why no answer can arrive any more, once the input has ended
         self._transport = TransportContext(
             kind=self.options.kind, can_send_request=self.options.can_send_request
         )
@@ -142,6 +143,11 @@ class JsonRpcPeer:
             return
         self._close_reason = reason
         self._closed.set()
+        self._fail_pending(reason)
+        for task, _ctx in list(self._inbound.values()):
+            task.cancel()
+
+    def _fail_pending(self, reason: str) -> None:
         error = MCPError(types.CONNECTION_CLOSED, reason)
         for future in self._pending.values():
             if not future.done():
@@ -150,14 +156,23 @@ class JsonRpcPeer:
         self._pending.clear()
         self._progress.clear()
         self._progress_tail.clear()
-        for task, _ctx in list(self._inbound.values()):
-            task.cancel()
 
     async def aclose(self, reason: str = "Connection closed") -> None:
         tasks = [task for task, _ctx in self._inbound.values()]
         self.close(reason)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def finish(self, grace: float, reason: str = "input ended") -> None:
+        """The input ended but the output may still be read (`echo request | serve > file`): the
+        requests already read get up to `grace` seconds to send their answers, then the peer closes.
+        Our own requests fail at once (their answers can no longer arrive), and so do new ones."""
+        self._input_ended = reason
+        self._fail_pending(reason)
+        tasks = [task for task, _ctx in self._inbound.values()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+        await self.aclose(reason)
 
     # -- output ---------------------------------------------------------------------------
 
@@ -202,8 +217,8 @@ class JsonRpcPeer:
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict; a peer's error raises MCPError."""
-        if self._closed.is_set():
-            raise MCPError(types.CONNECTION_CLOSED, self._close_reason)
+        if self._closed.is_set() or self._input_ended:
+            raise MCPError(types.CONNECTION_CLOSED, self._input_ended or self._close_reason)
         opts = opts or {}
         request_id: RequestId = opts.get("request_id", next(self._ids))
         key = coerce_id(request_id)
@@ -268,28 +283,33 @@ class JsonRpcPeer:
         if answer is not None:
             self._spawn(answer)
 
-    async def feed_value(self, value: Any) -> None:
-        """Handle one decoded JSON value."""
-        answer = self._take_value(value)
+    async def feed_value(self, value: Any, *, may_hold_surrogates: bool = True) -> None:
+        """Handle one decoded JSON value. `may_hold_surrogates=False` (from `decode_checked`) skips
+        looking for lone surrogates in a request's params."""
+        answer = self._take_value(value, may_hold_surrogates)
         if answer is not None:
             await answer
 
     def _take(self, frame: bytes | str) -> Awaitable[None] | None:
         """Act on one frame at once; what is left to await is an error answer, if any."""
         try:
-            value = decode(frame)
+            value, may_hold_surrogates = decode_checked(frame)
         except ParseError as exc:
             logger.debug("%s: %s", self.options.name, exc.message)
             return self.send_error(None, exc.to_wire()) if self.options.answer_invalid else None
-        return self._take_value(value)
+        return self._take_value(value, may_hold_surrogates)
 
-    def _take_value(self, value: Any) -> Awaitable[None] | None:
+    def _take_value(self, value: Any, may_hold_surrogates: bool) -> Awaitable[None] | None:
         message = classify(value)
         if isinstance(message, Response):
             self._resolve(message)
         elif isinstance(message, Request):
             if self.options.numeric_ids_only and not isinstance(message.id, int):
                 logger.warning("%s: dropped %s with a non-numeric id", self.options.name, message.method)
+            elif may_hold_surrogates and (refused := lone_surrogate(message.params)) is not None:
+                # Answered here, at once: forwarded, a strict peer would drop it and the caller wait.
+                logger.debug("%s: %s", self.options.name, refused.message)
+                return self.send_error(message.id, refused.to_wire())
             else:
                 self._start(message)
         elif isinstance(message, Notification):

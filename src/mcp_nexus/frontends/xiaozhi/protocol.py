@@ -21,7 +21,7 @@ from mcp_nexus import __version__
 from mcp_nexus.frontends.xiaozhi.results import error_result, flatten
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView, UnknownCursorError
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcPeer, PeerOptions, decode
+from mcp_nexus.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcPeer, PeerOptions, decode_checked
 from mcp_nexus.jsonrpc import encode as encode_bytes
 from mcp_nexus.jsonrpc.codec import ParseError
 from mcp_nexus.pipeline.call import Caller
@@ -122,7 +122,7 @@ class ToolService:
         if not data:
             return
         try:
-            decoded = decode(data)
+            decoded, may_hold_surrogates = decode_checked(data)
         except ParseError:
             lines = [line for line in data.splitlines() if line.strip()]
             if len(lines) < 2:
@@ -132,10 +132,11 @@ class ToolService:
                 await self.peer.feed(line)
             return
         for message in decoded if isinstance(decoded, list) and decoded else [decoded]:
-            await self.peer.feed_value(message)
+            await self.peer.feed_value(message, may_hold_surrogates=may_hold_surrogates)
 
     async def receive(self, message: Any) -> None:
-        """One already decoded message (the device envelope carries them inside `payload`)."""
+        """One already decoded message (the device envelope carries them inside `payload`); its
+        params are searched for lone surrogates (device messages are small)."""
         await self.peer.feed_value(message)
 
     async def _on_notify(self, ctx: Any, method: str, params: Mapping[str, Any] | None) -> None:
