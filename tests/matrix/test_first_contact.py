@@ -32,7 +32,7 @@ import pytest
 
 from matrix.clients import ERAS, HttpClient, MatrixClient, StdioClient
 from matrix.dialects import DIALECTS, START_DELAY, document, gateway_section
-from support.processes import VENV_BIN, free_port, running, wait_for_http
+from support.processes import NODE_BIN, VENV_BIN, free_port, require, running, wait_for_http
 from support.served_gateway import gateway_env
 
 FRONTENDS = ("stdio", "http")
@@ -209,3 +209,31 @@ async def test_a_hung_server_holds_the_first_list_only_up_to_the_bound(
         assert waited > 1.0, f"the first list did not wait for the starting server ({waited:.2f} s)"
         assert again < 1.0, f"the second list of the session waited again ({again:.2f} s)"
         assert {t["name"] for t in second["result"]["tools"]} == names
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_real_servers_are_complete_in_the_first_lists_over_stdio(era: str, tmp_path: Path) -> None:
+    """The issue's desktop case: `time` (PyPI) and `everything` (npm) configured, the client lists
+    tools, resources and prompts at once after connecting; every list is complete the first time."""
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {
+                        "command": require(VENV_BIN / "mcp-server-time"),
+                        "args": ["--local-timezone", "UTC"],
+                    },
+                    "everything": {"command": require(NODE_BIN / "mcp-server-everything"), "args": ["stdio"]},
+                }
+            }
+        )
+    )
+    async with StdioClient(config, era, gateway_env(tmp_path), tmp_path / "gateway.log") as client:
+        tools, resources, prompts = await asyncio.gather(
+            client.request("tools/list"), client.request("resources/list"), client.request("prompts/list")
+        )
+    names = {t["name"] for t in tools["result"]["tools"]}
+    assert {"time.get_current_time", "everything.echo", "cortex.add_entity"} <= names, sorted(names)
+    assert any(r["uri"].startswith("demo://") for r in resources["result"]["resources"]), resources["result"]
+    assert any(p["name"].startswith("everything.") for p in prompts["result"]["prompts"]), prompts["result"]

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
+from mcp_nexus.frontends.first_list import settle_first_list
 from mcp_nexus.frontends.xiaozhi.results import error_result, flatten
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView, UnknownCursorError
 from mcp_nexus.gateway import Gateway
@@ -101,6 +102,7 @@ class ToolService:
         self.initialized = False  # we answered `initialize`: the session counts as established
         self.peer_name: str | None = None
         self.calls_served = 0
+        self._listed: set[str] = set()  # list kinds this session asked for (the first one may wait)
         self.peer = JsonRpcPeer(
             send,
             PeerOptions(
@@ -162,6 +164,11 @@ class ToolService:
             cursor = params.get("cursor")
             if cursor is not None and not isinstance(cursor, str):
                 raise MCPError(INVALID_PARAMS, "Invalid params: 'cursor' must be a string")
+            if cursor is None:
+                gateway = self.gateway
+                await settle_first_list(
+                    gateway, gateway.config.gateway.first_list_wait, "tools", self._listed
+                )
             try:
                 return self.view.snapshot().page(cursor, self.page_bytes)
             except UnknownCursorError as exc:
