@@ -64,11 +64,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         wait_for_http(base + "/healthz", timeout=60, proc=proc)
 
         def index_settled() -> bool:
-            return httpx2.get(base + "/api/index", timeout=10).json()["source"] == "sync"
+            # Every server in the index, not just a first sync: on a loaded machine a slow server
+            # can miss the first sync and join through the incremental one a moment later.
+            status = httpx2.get(base + "/api/index", timeout=10).json()
+            synced = {
+                row["server_id"] for row in status["servers"] if row["state"] == "synced" and row["tools"]
+            }
+            return status["source"] == "sync" and synced >= set(config["servers"])
 
         from support.polling import eventually_sync
 
-        eventually_sync(index_settled, 30, "the index synced")
+        eventually_sync(index_settled, 60, "every server in the index")
         yield {"base": base, "url": base + "/mcp", "tmp": tmp}
 
 
