@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from types import UnionType
@@ -24,8 +25,160 @@ from mcp_nexus.config.formats import Normalised, closest_key, normalise
 from mcp_nexus.config.interpolate import Interpolated, Variables, interpolate, parse_inputs, workspace_folder
 from mcp_nexus.config.schema import NexusConfig
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""A config file larger than this is refused unread (a real one is a few kilobytes)."""
+
+MAX_CONFIG_DEPTH = 64
+"""Objects and lists nested deeper than this are refused (a real config nests about 6 levels)."""
+
+MAX_CONFIG_VALUES = 1_000_000
+"""Values a document may hold once YAML aliases are expanded (a "billion laughs" file is refused)."""
+
+
+def read_config_bytes(path: Path, source: str, limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; anything else is a ConfigError.
+
+    Opened without blocking (a FIFO without a writer would block `open`), checked to be a regular
+    file (`/dev/zero`, a FIFO, a socket or a tty never end), and read at most `limit + 1` bytes
+    whatever the file claims, so a file growing while it is read cannot take more either.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")]
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(
+                source,
+                [ConfigProblem("", f"not a regular file ({_file_kind(info.st_mode)}): refused unread")],
+            )
+        if info.st_size > limit:
+            raise ConfigError(source, [_too_large(info.st_size, limit)])
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")]
+        ) from exc
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise ConfigError(source, [_too_large(len(data), limit, grew=True)])
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+def _too_large(size: int, limit: int, *, grew: bool = False) -> ConfigProblem:
+    what = "grew past" if grew else f"is {size:,} bytes, more than"
+    return ConfigProblem(
+        "", f"the file {what} the {limit:,}-byte limit for a config (MAX_CONFIG_BYTES): refused"
+    )
+
+
+def decode_config_text(data: bytes, source: str) -> str:
+    """UTF-8 text, or a ConfigError saying the file is binary (a NUL byte) or not UTF-8."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ConfigError(
+            source, [ConfigProblem("", f"a binary file, not a config (a NUL byte at offset {nul}): refused")]
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source,
+            [
+                ConfigProblem(
+                    "", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): refused"
+                )
+            ],
+        ) from exc
+
+
+def _too_deep(source: str) -> ConfigError:
+    return ConfigError(
+        source,
+        [ConfigProblem("", f"nested deeper than {MAX_CONFIG_DEPTH} levels (MAX_CONFIG_DEPTH): refused")],
+    )
+
+
+def check_shape(doc: Any, source: str) -> None:
+    """Refuse a document nested deeper than MAX_CONFIG_DEPTH, holding more than MAX_CONFIG_VALUES
+    values once YAML aliases are expanded, or referring to itself (`a: &a [*a]`).
+
+    Without recursion, and each container visited once however many aliases point at it, so the
+    check itself costs no more than the parsed document.
+    """
+    heights: dict[int, tuple[int, int]] = {}  # id -> (levels below and including it, values in it)
+    open_ids: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None or (not done and key in heights):
+            continue
+        if done:
+            open_ids.discard(key)
+            below = [heights.get(id(c), (0, 1)) for c in children]
+            height = 1 + max((h for h, _ in below), default=0)
+            count = 1 + sum(n for _, n in below)
+            if height > MAX_CONFIG_DEPTH:
+                raise _too_deep(source)
+            if count > MAX_CONFIG_VALUES:
+                raise ConfigError(
+                    source,
+                    [
+                        ConfigProblem(
+                            "",
+                            f"holds more than {MAX_CONFIG_VALUES:,} values once its YAML aliases are "
+                            "expanded (MAX_CONFIG_VALUES): refused",
+                        )
+                    ],
+                )
+            heights[key] = (height, count)
+            continue
+        if key in open_ids:
+            raise ConfigError(
+                source, [ConfigProblem("", "a YAML alias refers to a node that holds it: refused")]
+            )
+        if len(open_ids) >= MAX_CONFIG_DEPTH:
+            raise _too_deep(source)
+        open_ids.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if isinstance(child, dict | list))
+
 
 def _parse_text(text: str, source: str) -> Any:
+    try:
+        doc = _parse_document(text, source)
+    except RecursionError:
+        raise _too_deep(source) from None
+    check_shape(doc, source)
+    return doc
+
+
+def _parse_document(text: str, source: str) -> Any:
     if source.endswith((".yaml", ".yml")):
         try:
             return yaml.safe_load(text)
@@ -33,15 +186,26 @@ def _parse_text(text: str, source: str) -> Any:
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
             raise ConfigError(source, [ConfigProblem("", f"not valid YAML ({where}): {exc}")]) from exc
+        except ValueError as exc:  # e.g. an integer of more digits than Python converts
+            raise ConfigError(source, [ConfigProblem("", f"not valid YAML: {exc}")]) from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             source, [ConfigProblem("", f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")]
         ) from exc
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ConfigError(source, [ConfigProblem("", f"not valid JSON: {exc}")]) from exc
 
 
-__all__ = ["builtin_servers", "config_from_document", "load_config"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
+    "builtin_servers",
+    "config_from_document",
+    "load_config",
+    "read_config_bytes",
+]
 
 
 def _with_builtins(servers: dict[str, Any]) -> dict[str, Any]:
@@ -214,12 +378,7 @@ def load_config(
     if path is None:
         return config_from_document({}, "<built-in defaults>", env, include_builtins=include_builtins)
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            source, [ConfigProblem("", f"cannot read the file: {exc.strerror or exc}")]
-        ) from exc
+    text = decode_config_text(read_config_bytes(Path(path), source), source)
     return config_from_document(
         _parse_text(text, source), source, env, include_builtins=include_builtins, path=Path(path)
     )
