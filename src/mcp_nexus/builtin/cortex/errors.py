@@ -34,3 +34,15 @@ class RelationExistsError(CortexError):
     """The same (src, rel, dst) triple is already recorded."""
 
     code = "relation_exists"
+
+
+class WriteFailedError(CortexError):
+    """An append could not be made durable (an I/O error, a file-size limit); nothing of it was kept."""
+
+    code = "write_failed"
+
+
+class DiskFullError(WriteFailedError):
+    """The disk (or the user's quota) is full: the append was undone, the files are as they were."""
+
+    code = "disk_full"

@@ -10,6 +10,7 @@ themselves onto a good record.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import mmap
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
+
+from mcp_nexus.builtin.cortex.errors import DiskFullError, WriteFailedError
 
 
 @contextmanager
@@ -39,25 +42,71 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def append_lines(path: Path, payload: bytes) -> None:
-    """Append complete lines and make them durable. Call with the folder lock held exclusively."""
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def append_lines(path: Path, payload: bytes) -> int:
+    """Append complete lines and make them durable; returns the file's size before. Call with the
+    folder lock held exclusively.
+
+    All or nothing: the lines go in one `write`, and when it fails or falls short (a full disk,
+    a quota, a file-size limit, an I/O error) or the `fsync` fails, the file is cut back to its
+    size before (a file this call created is removed), so no partial record is ever left for a
+    later load to report, and a `WriteFailedError` (`DiskFullError` for ENOSPC and EDQUOT) names
+    the file and the reason.
+    """
     new_file = not path.exists()
     if new_file:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
+    size = 0
     try:
         size = os.fstat(fd).st_size
         if size and _last_byte(path, size) != b"\n":
             payload = b"\n" + payload  # terminate a torn line left by a crash
-        view = memoryview(payload)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        written = os.write(fd, payload)
+        if written != len(payload):
+            # A regular file takes less only at a limit: the next write names it (ENOSPC, EFBIG).
+            os.write(fd, payload[written:])
+            raise OSError(errno.EIO, f"short write ({written} of {len(payload)} bytes)")
         os.fsync(fd)
+    except OSError as exc:
+        _undo(fd, path, size, remove=new_file)
+        raise _write_failed(path, exc) from exc
     finally:
         os.close(fd)
     if new_file:
         _fsync_directory(path.parent)
+    return size
+
+
+def truncate_back(path: Path, size: int) -> None:
+    """Undo a complete append to `path` (a later file of the same transaction failed)."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        _undo(fd, path, size, remove=False)
+    finally:
+        os.close(fd)
+
+
+def _undo(fd: int, path: Path, size: int, *, remove: bool) -> None:
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+        if remove and size == 0:
+            path.unlink(missing_ok=True)
+    except OSError:  # nothing more can be done; a torn tail stays a reported bad line
+        pass
+
+
+def _write_failed(path: Path, exc: OSError) -> WriteFailedError:
+    reason = exc.strerror or str(exc)
+    if exc.errno in _DISK_FULL:
+        return DiskFullError(f"disk full: cannot append to {path} ({reason}); nothing was written")
+    return WriteFailedError(f"cannot append to {path} ({reason}); nothing was written")
 
 
 def _last_byte(path: Path, size: int) -> bytes:

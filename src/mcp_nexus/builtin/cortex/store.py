@@ -31,6 +31,7 @@ from mcp_nexus.builtin.cortex.errors import (
     EntityNotFoundError,
     InvalidInputError,
     RelationExistsError,
+    WriteFailedError,
 )
 from mcp_nexus.builtin.cortex.gc_pause import garbage_collector_paused
 from mcp_nexus.builtin.cortex.jsonl import (
@@ -44,6 +45,7 @@ from mcp_nexus.builtin.cortex.jsonl import (
     folder_lock,
     parse_lines,
     read_new_lines,
+    truncate_back,
 )
 from mcp_nexus.builtin.cortex.layout import KnowledgeLayout
 from mcp_nexus.builtin.cortex.records import (
@@ -545,9 +547,16 @@ class Transaction:
     def commit(self) -> None:
         # Entity files first: a crash between files can lose relations, never leave them dangling.
         paths = sorted(self._pending, key=lambda path: (path.parent.name != "entities", str(path)))
-        for path in paths:
-            append_lines(path, b"".join(self._pending[path]))
-        self._pending.clear()
+        done: list[tuple[Path, int]] = []
+        try:
+            for path in paths:
+                done.append((path, append_lines(path, b"".join(self._pending[path]))))
+        except WriteFailedError:
+            for written, size in reversed(done):  # all or nothing: the files written before too
+                truncate_back(written, size)
+            raise
+        finally:
+            self._pending.clear()
 
 
 def _string(value: Any, what: str) -> str:
