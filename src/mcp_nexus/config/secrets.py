@@ -13,8 +13,8 @@ import binascii
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 if TYPE_CHECKING:
@@ -258,6 +258,7 @@ class SecretRedactor:
                 self._masks.setdefault(form, mask)
         forms = sorted(self._masks, key=len, reverse=True)  # the longest first: a secret inside another
         self._pattern = re.compile("|".join(map(re.escape, forms))) if forms else None
+        self._secrets = tuple(kept)
         self.count = len(kept)
 
     @classmethod
@@ -276,3 +277,74 @@ class SecretRedactor:
         if self._pattern is None or not text:
             return text
         return self._pattern.sub(lambda match: self._masks[match.group(0)], text)
+
+    def redact_data(self, value: Any) -> Any:
+        """JSON-like `value` with every string (keys too) redacted; other values as they are."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {
+                self.redact(k) if isinstance(k, str) else k: self.redact_data(v) for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.redact_data(v) for v in value]
+        return value
+
+    def with_secrets(self, secrets: Iterable[str]) -> SecretRedactor:
+        """A redactor for these secrets and every one this one already had."""
+        return SecretRedactor([*self._secrets, *secrets])
+
+
+# -- logs ----------------------------------------------------------------------------------------
+
+
+class SecretLogFilter(logging.Filter):
+    """Redacts every record a handler writes, whoever logged it: the message, a traceback and a stack.
+
+    Attached to handlers, not loggers: a logger's filter sees only the records logged on that very
+    logger, never those of its children that propagate up to the handler.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redactors: list[SecretRedactor] = []
+        self._formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for redactor in list(self.redactors):
+            self._redact(record, redactor)
+        return True
+
+    def _redact(self, record: logging.LogRecord, redactor: SecretRedactor) -> None:
+        message = record.getMessage()
+        masked = redactor.redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redactor.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redactor.redact(record.stack_info)
+
+
+_LOG_FILTER = SecretLogFilter()
+
+
+def install_log_redaction(redactor: SecretRedactor) -> Callable[[], None]:
+    """Redact `redactor`'s secrets from every record the root logger's handlers (and the `mcp_nexus`
+    logger's, if it has its own) write from now on; the returned function takes them out again."""
+    if redactor:
+        _LOG_FILTER.redactors.append(redactor)
+    for logger in (logging.getLogger(), logging.getLogger("mcp_nexus")):
+        for handler in logger.handlers:
+            if _LOG_FILTER not in handler.filters:
+                handler.addFilter(_LOG_FILTER)
+
+    def remove() -> None:
+        if redactor in _LOG_FILTER.redactors:
+            _LOG_FILTER.redactors.remove(redactor)
+
+    return remove

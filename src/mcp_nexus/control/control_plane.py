@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.config.secrets import SecretRedactor, config_secrets, install_log_redaction
 from mcp_nexus.control.decision_cache import DecisionCache
 from mcp_nexus.control.executor import McpExecutor, Router
 from mcp_nexus.control.llm_protocol import LLMClientProtocol
@@ -66,6 +67,10 @@ class ControlPlane:
 
             llm = OpenAICompatibleClient(config.llm)
         self.llm = llm
+        # Every text of a task (errors, step results, the model's answers and errors) may hold a
+        # secret someone else wrote: an endpoint answering 401 echoes the key it was sent.
+        self.redactor = SecretRedactor([*config_secrets(config), *_llm_keys(config)])
+        self._unredact_logs: Callable[[], None] | None = None
         path = (
             Path(self.settings.queue_path).expanduser() if self.settings.queue_path else default_queue_path()
         )
@@ -98,11 +103,16 @@ class ControlPlane:
             self.gateway.add_local_tool(tool)
         self.gateway.control = self
         self.gateway.add_config_listener(self._on_config)
+        self._unredact_logs = install_log_redaction(self.redactor)
 
-    @staticmethod
-    def _on_config(old: NexusConfig, new: NexusConfig) -> None:
+    def _on_config(self, old: NexusConfig, new: NexusConfig) -> None:
         if old.llm != new.llm or old.control != new.control:
             logger.warning("the llm/control settings changed: they apply when nexus serve restarts")
+        # Old secrets stay redacted too: tasks and logs written before the reload may hold them.
+        self.redactor = self.redactor.with_secrets(config_secrets(new))
+        if self._unredact_logs is not None:
+            self._unredact_logs()
+            self._unredact_logs = install_log_redaction(self.redactor)
 
     async def start(self) -> None:
         await self.worker.start()
@@ -113,6 +123,9 @@ class ControlPlane:
         if close is not None:
             await close()
         await self.queue.close()
+        if self._unredact_logs is not None:
+            self._unredact_logs()
+            self._unredact_logs = None
 
     # -- parts -------------------------------------------------------------------------------
 
@@ -127,7 +140,14 @@ class ControlPlane:
     ) -> types.CallToolResult:
         return await self.gateway.call_tool_result(name, arguments, caller=Caller("executor", client=task.id))
 
+    def redacted(self, task: UnifiedTask) -> UnifiedTask:
+        """A copy of `task` with every configured secret masked in all of its text: what leaves Nexus."""
+        if not self.redactor:
+            return task
+        return UnifiedTask.model_validate(self.redactor.redact_data(task.model_dump(mode="json")))
+
     def _on_event(self, task: UnifiedTask, message: str) -> None:
+        message = self.redactor.redact(message)
         logger.info("task %s: %s", task.id, message)
         for listener in list(self._listeners.get(task.id, ())):
             try:
@@ -154,13 +174,13 @@ class ControlPlane:
         )
         await self.queue.enqueue(task)
         self.worker.wake.set()
-        return task
+        return self.redacted(task)
 
     async def get(self, task_id: str) -> UnifiedTask:
-        return await self.queue.get(task_id)
+        return self.redacted(await self.queue.get(task_id))
 
     async def list(self, status: TaskStatus | None = None, limit: int = 100) -> list[UnifiedTask]:
-        return await self.queue.list(status, limit)
+        return [self.redacted(task) for task in await self.queue.list(status, limit)]
 
     async def cancel(self, task_id: str) -> UnifiedTask:
         task = await self.queue.cancel(task_id)
@@ -171,7 +191,7 @@ class ControlPlane:
                     break
                 await asyncio.sleep(0.02)
             task = await self.queue.get(task_id)
-        return task
+        return self.redacted(task)
 
     def tool_timeout(self, name: str) -> float | None:
         """The call timeout the pipeline applies to one of the gateway's tools (None: not listed)."""
@@ -215,7 +235,17 @@ class ControlPlane:
                 task = await self.queue.get(task_id)
         finally:
             unsubscribe()
-        return await self.queue.get(task_id)
+        return self.redacted(await self.queue.get(task_id))
+
+
+def _llm_keys(config: NexusConfig) -> list[str]:
+    """The key the model endpoint is sent, wherever it came from (the file, `$<api_key_env>`, `$OPENAI_API_KEY`)."""
+    if not config.llm.base_url:
+        return []
+    from mcp_nexus.control.openai_client import NO_KEY, resolve_api_key
+
+    key = resolve_api_key(config.llm)
+    return [] if key == NO_KEY else [key]
 
 
 class _WithoutControlTools:

@@ -17,6 +17,7 @@ from typing import Any
 import openai
 
 from mcp_nexus.config.control import LLMSettings
+from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.control.llm_protocol import LLMError, LLMResponse, LLMToolCall, Message
 
 logger = logging.getLogger(__name__)
@@ -39,9 +40,12 @@ class OpenAICompatibleClient:
             )
         self.settings = settings
         self.model = settings.model
+        key = api_key or resolve_api_key(settings)
+        # An endpoint may echo the key it was sent ("Incorrect API key provided: sk-..."): never repeat it.
+        self._redactor = SecretRedactor([] if key == NO_KEY else [key])
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
-            api_key=api_key or resolve_api_key(settings),
+            api_key=key,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
         )
@@ -94,6 +98,15 @@ class OpenAICompatibleClient:
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
         try:
+            return await self._send(messages, temperature, extra_body, kwargs)
+        except LLMError as exc:  # redacted before it is cut: half a key would slip through
+            raise LLMError(_cut(self._redactor.redact(str(exc)), MAX_ERROR_CHARS)) from None
+
+    async def _send(
+        self, messages: list[Message], temperature: float | None, extra_body: dict[str, Any], kwargs: Any
+    ) -> Any:
+        settings = self.settings
+        try:
             completion = await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
@@ -124,5 +137,14 @@ def _server_message(exc: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])[:500]
-    return str(exc.message)[:500]
+            return str(error["message"])[:_MAX_READ]
+    return str(exc.message)[:_MAX_READ]
+
+
+MAX_ERROR_CHARS = 600
+"""The longest LLM error message kept (the endpoint's message is most of it)."""
+_MAX_READ = 64 * 1024
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
