@@ -31,6 +31,7 @@ from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.control.control_plane import ControlPlane
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.heap import freeze_startup_heap
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -123,12 +124,16 @@ class Runtime:
         stopped = asyncio.ensure_future(self._stop.wait())
         try:
             await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            # We are cancelled (asyncio.Runner turns a Ctrl-C that comes before our handlers
+            # into a cancel of the main task): the start must be over before the shutdown
+            # runs, or it would go on spawning servers behind `gateway.stop()`.
+            await _cancel_and_wait(starting)
+            raise
         finally:
             stopped.cancel()
         if not starting.done():  # a signal while waiting for slow servers: stop starting them
-            starting.cancel()
-            with contextlib.suppress(BaseException):
-                await starting
+            await _cancel_and_wait(starting)
             return
         starting.result()
         if self.control is not None:
@@ -150,6 +155,8 @@ class Runtime:
             self._stack.push_async_callback(watcher.stop)
         if options.bridge:
             await self._start_bridge()
+        if options.signals:  # the process is ours: what startup built lives as long as it does
+            freeze_startup_heap()
 
     def _bind(self) -> socket.socket:
         settings = self.gateway.config.gateway
@@ -272,3 +279,18 @@ class Runtime:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+
+
+async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
+    """Cancel `task` and wait until it has finished unwinding, even if we are cancelled meanwhile."""
+    task.cancel()
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True  # passed on once the task is over
+    if not task.cancelled():
+        task.exception()  # retrieved: its failure is not ours to report
+    if cancelled:
+        raise asyncio.CancelledError

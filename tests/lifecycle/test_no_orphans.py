@@ -25,7 +25,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -56,16 +55,6 @@ from support.processes import TESTS, child_env, wait_for_http
 EXIT_WITHIN_S = 10.0  # from the signal to the gateway's exit (its stops take STOP_S each, at once)
 GONE_WITHIN_S = STOP_S + 5.0  # from the moment a stop is due to the last marked process gone
 HANGING = {"startup_timeout": 20}  # a server that never initializes keeps startup going this long
-
-
-@pytest.fixture
-def run_id() -> Iterator[str]:
-    """A marker prefix for this test's processes; whatever carries it is killed afterwards."""
-    value = new_run_id()
-    try:
-        yield value
-    finally:
-        kill_marked(value)
 
 
 def _wait_running(serve: Serve, marker: str, count: int = 1, timeout: float = 30.0) -> list[int]:

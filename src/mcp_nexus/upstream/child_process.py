@@ -94,6 +94,8 @@ class _Group:
 
 # pgid (= the server's pid, as it leads its own session) -> group, until the group is gone.
 _LIVE: dict[int, _Group] = {}
+# Spawns under way (forked, maybe, but not registered in _LIVE yet): terminate_all() waits for them.
+_SPAWNING: set[asyncio.Future[None]] = set()
 _OWNER_PID = os.getpid()  # a forked copy of this process must not signal its parent's servers
 
 
@@ -134,21 +136,30 @@ async def spawn(
             return LineSubprocessProtocol(stdout_lines, limit, loop)
         return asyncio.subprocess.SubprocessStreamProtocol(limit=limit, loop=loop)
 
-    # What asyncio.create_subprocess_exec does, with our choice of protocol.
-    transport, protocol_made = await loop.subprocess_exec(
-        protocol,
-        *_launch_argv(list(argv), os.getpid(), setpriv=method == "setpriv"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=stderr,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-        preexec_fn=preexec,
-    )
-    process = asyncio.subprocess.Process(transport, protocol_made, loop)
-    _LIVE[process.pid] = _Group(process, grace)
-    WATCHDOG.register(process.pid, grace)
+    # What asyncio.create_subprocess_exec does, with our choice of protocol. Cancelled while
+    # it waits for the pipes, the loop kills the child it forked; that child is still our
+    # `sh`, waiting for `go` (below), so nothing it would have started has run.
+    spawning: asyncio.Future[None] = loop.create_future()
+    _SPAWNING.add(spawning)
+    try:
+        transport, protocol_made = await loop.subprocess_exec(
+            protocol,
+            *_launch_argv(list(argv), os.getpid(), setpriv=method == "setpriv"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+        # From here to `go`, no await: registered for every way of ending in the same step.
+        process = asyncio.subprocess.Process(transport, protocol_made, loop)
+        _LIVE[process.pid] = _Group(process, grace)
+        WATCHDOG.register(process.pid, grace)
+    finally:
+        _SPAWNING.discard(spawning)
+        spawning.set_result(None)
     assert process.stdin is not None
     process.stdin.write(_GO)  # registered: the server may start
     return process
@@ -307,10 +318,25 @@ async def _gone(process: asyncio.subprocess.Process, timeout: float) -> bool:
 
 
 async def terminate_all() -> None:
-    """`terminate()` every group started here that is not known to be gone (a stop's safety net)."""
+    """`terminate()` every group started here that is not known to be gone (a stop's safety net).
+
+    Spawns under way are waited for first (a fork and a pipe connect: a loop turn or two), and
+    groups registered while the others were being ended are ended too, so a server whose spawn
+    was in flight when the stop began is not left out.
+    """
     if os.getpid() != _OWNER_PID:
         return
-    await asyncio.gather(*(terminate(group.process) for group in list(_LIVE.values())))
+    loop = asyncio.get_running_loop()
+    tried: set[int] = set()
+    while True:
+        spawning = [future for future in _SPAWNING if future.get_loop() is loop]
+        if spawning:
+            await asyncio.wait(spawning, timeout=_KILL_WAIT_S)
+        groups = [group for pgid, group in list(_LIVE.items()) if pgid not in tried]
+        if not groups:
+            return
+        tried.update(group.process.pid for group in groups)
+        await asyncio.gather(*(terminate(group.process) for group in groups))
 
 
 def kill_all_now() -> list[int]:
@@ -461,6 +487,7 @@ def _after_fork_in_child() -> None:
     global _OWNER_PID
     _OWNER_PID = os.getpid()
     _LIVE.clear()
+    _SPAWNING.clear()
     WATCHDOG._forget_in_forked_child()
 
 

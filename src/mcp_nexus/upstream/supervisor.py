@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from mcp_nexus.upstream.health import HealthChecker
@@ -31,6 +32,10 @@ class Supervisor:
         self.gave_up = False
         self._recovery: asyncio.Task[None] | None = None
         self._operation = asyncio.Lock()  # one start/stop/restart at a time per server
+        # Bumped by every stop: a start asked for before a later stop must not run after it
+        # (it may be queued behind the lock, or its task not have run yet, when the stop comes).
+        self._stops = 0
+        self._closed = False  # close() was called: this supervisor never starts its server again
         self._unwatch = upstream.add_watcher(self._on_change)
 
     @property
@@ -47,10 +52,20 @@ class Supervisor:
 
     # -- operator actions ---------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the server now (a no-op when it runs); on failure the restart policy takes over."""
+    def start(self) -> Coroutine[Any, Any, None]:
+        """Start the server now (a no-op when it runs); on failure the restart policy takes over.
+
+        A stop (or close) that comes after this call wins, even one that comes before the
+        returned coroutine first runs (a start in the background) or while it waits for the
+        lock: the start then does nothing, so no child is spawned behind a stop that returned.
+        """
+        return self._start(self._stops)
+
+    async def _start(self, stops: int) -> None:
         self._cancel_recovery()
         async with self._operation:
+            if self._closed or self._stops != stops:
+                return
             self.wanted = True
             self.gave_up = False
             self.budget.reset()
@@ -65,6 +80,7 @@ class Supervisor:
     async def stop(self, reason: str = "stopped by operator") -> None:
         """Stop it and keep it stopped (no restart) until `start`; a start in progress is cancelled at once."""
         self.wanted = False
+        self._stops += 1
         self._cancel_recovery()
         self.upstream.abort_start()
         async with self._operation:
@@ -76,7 +92,8 @@ class Supervisor:
         await self.start()
 
     async def close(self) -> None:
-        """Stop for good (the server left the config, or the gateway stops)."""
+        """Stop for good (the server left the config, or the gateway stops); later starts do nothing."""
+        self._closed = True
         self._unwatch()
         await self.stop(reason="gateway stopping")
 
