@@ -16,7 +16,10 @@ The seams, and why there is no public way:
 4. `http_session_count`, `touch_http_session`: how many handshake-era HTTP sessions the SDK's
    session manager keeps (the idle-session metric), and whether one is open, restarting its
    idle countdown (the lean tools/call answers without the SDK's transport, which alone
-   would restart it); the manager exposes neither.
+   would restart it); the manager exposes neither. `http_session_ids`, `close_http_session`: which
+   sessions are open, and closing one now (the session limits of frontends/http_sessions.py
+   evict the oldest idle session and expire half-open ones); the manager can only refuse new
+   sessions at its cap, never close one.
 3. `caller_wants_progress`: whether a downstream request asked for progress. Public
    `ctx.meta.progress_token` answers on the JSON-RPC paths; the SDK's in-process path
    keeps a callback on `ServerSession._request_outbound` instead.
@@ -107,4 +110,32 @@ def touch_http_session(session_manager: Any, session_id: str) -> bool:
         timeout = session_manager.session_idle_timeout
         if timeout is not None:
             idle_scope.deadline = anyio.current_time() + timeout
+    return True
+
+
+def http_session_ids(session_manager: Any) -> Any:
+    """Seam 4: the ids of the open handshake-era sessions (a live view: copy it before awaiting)."""
+    try:
+        return session_manager._server_instances.keys()
+    except AttributeError:
+        raise SdkSeamMissing("StreamableHTTPSessionManager._server_instances is gone") from None
+
+
+async def close_http_session(session_manager: Any, session_id: str) -> bool:
+    """Seam 4: close one session now (its id answers 404 from this call on); False if it was not open."""
+    try:
+        transport = session_manager._server_instances.get(session_id)
+        discard = session_manager._discard_session
+    except AttributeError:
+        raise SdkSeamMissing(
+            "StreamableHTTPSessionManager._server_instances/_discard_session is gone"
+        ) from None
+    if transport is None:
+        return False
+    # Forgotten before any await (the id is refused at once), then its transport terminated;
+    # cancelling the idle scope ends the session's server task as an idle timeout would.
+    idle_scope = getattr(transport, "idle_scope", None)
+    if idle_scope is not None:
+        idle_scope.cancel()
+    await discard(session_id, transport)
     return True

@@ -38,9 +38,17 @@ def test_a_body_under_the_configured_limit_is_read(base: str, path: str) -> None
     assert response.status_code < 500
 
 
-@pytest.mark.parametrize("path", ["/mcp", "/api/cache/clear", "/api/tools/demo.echo/call", "/healthz"])
+@pytest.mark.parametrize("path", ["/mcp", "/api/cache/clear", "/api/tools/demo.echo/call"])
 def test_a_body_over_the_configured_limit_is_413(base: str, path: str) -> None:
     response = httpx2.post(f"{base}{path}", content=b" " * (LIMIT + 1), headers=JSON, timeout=60)
     assert response.status_code == 413
     assert response.json()["limit"] == LIMIT
     assert "request_max_bytes" in response.json()["error"]
+
+
+def test_an_open_route_takes_a_small_body_at_most(base: str) -> None:
+    # /healthz needs no token: it takes 16 KiB at most, whatever request_max_bytes says
+    # (tests/robustness/test_http_body_attacks.py: a GET takes none).
+    response = httpx2.post(f"{base}/healthz", content=b" " * (LIMIT + 1), headers=JSON, timeout=60)
+    assert response.status_code == 413
+    assert response.json()["limit"] == 16 * 1024

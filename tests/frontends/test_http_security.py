@@ -179,13 +179,13 @@ async def test_non_loopback_bind_requires_the_token(tmp_path: Path) -> None:
         "--port",
         str(port),
     ]
-    with running(args, env=child_env(NEXUS_TOKEN="t0ken-for-tests"), log=tmp_path / "gw.log") as proc:
+    with running(args, env=child_env(NEXUS_TOKEN="t0ken-for-the-tests"), log=tmp_path / "gw.log") as proc:
         wait_for_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
         url = f"http://127.0.0.1:{port}/mcp"
         assert httpx2.post(url, json=INIT, headers=HEADERS).status_code == 401
         wrong = httpx2.post(url, json=INIT, headers={**HEADERS, "Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
-        client = httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken-for-tests"})
+        client = httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken-for-the-tests"})
         from mcp.client.streamable_http import streamable_http_client
 
         async with Client(streamable_http_client(url, http_client=client), mode="legacy") as mcp_client:
@@ -193,4 +193,4 @@ async def test_non_loopback_bind_requires_the_token(tmp_path: Path) -> None:
         await client.aclose()
         assert result.content[0].text == "demo: authorised"  # type: ignore[union-attr]
         log = (tmp_path / "gw.log").read_text()
-        assert "t0ken-for-tests" not in log  # secrets never logged
+        assert "t0ken-for-the-tests" not in log  # secrets never logged

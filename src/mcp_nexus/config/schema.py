@@ -263,6 +263,14 @@ class GatewaySettings(CallPolicy):
     request_max_bytes: int = Field(
         default=4 * 1024 * 1024, ge=1, description="largest HTTP request body, every route (else 413)"
     )
+    request_body_budget_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="bytes of HTTP request bodies held at once, all requests together (else 503)",
+    )
+    login_failures_per_minute: int = Field(
+        default=10, ge=1, description="failed dashboard logins per client address a minute (then 429)"
+    )
     offload_dir: str | None = None
     index: IndexSettings = Field(default_factory=IndexSettings)
     tool_search: ToolSearchSettings = Field(default_factory=ToolSearchSettings)
@@ -309,6 +317,16 @@ class GatewaySettings(CallPolicy):
     )
     http_session_max: int = Field(
         default=10_000, ge=1, description="handshake-era HTTP sessions kept at once"
+    )
+    http_session_max_per_client: int = Field(
+        default=1000,
+        ge=1,
+        description="HTTP sessions one client (address and credential) keeps; over it its oldest idle one closes",
+    )
+    http_session_handshake_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        description="seconds a session that sent nothing after initialize is kept before it is closed",
     )
     allow_unsandboxed: bool = Field(default=False, description="python_sandbox may run without a sandbox")
     sandbox_timeout: float = Field(default=10.0, gt=0, description="python_sandbox wall-clock seconds")

@@ -1,5 +1,10 @@
 """The HTTP side: streamable-HTTP MCP at `/mcp` (both eras), the admin API at `/api`, a health probe,
-all behind `HttpGuard`."""
+all behind `HttpGuard`; handshake-era sessions behind `HttpSessionLimiter`.
+
+In order, a request passes: HttpGuard (Host, Origin, token, body cap and budget), the session
+limits (http_sessions.py, `/mcp` only), the JSON-RPC check (mcp_http_check.py, POST `/mcp`),
+then the routes.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +26,15 @@ from mcp_nexus.frontends.admin_stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
 from mcp_nexus.frontends.event_store import BoundedEventStore
+from mcp_nexus.frontends.http_sessions import HttpSessionLimiter, SessionLimits
 from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.metrics_routes import metrics_routes
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
+
+SESSION_CAP_SLACK = 64
 
 
 def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[Any, McpFrontend]:
@@ -47,15 +55,27 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         max_request_body_size=settings.request_max_bytes,
         # Abandoned handshake-era sessions cost memory until they are closed: bound both.
         session_idle_timeout=settings.http_session_idle_timeout,
+        # HttpSessionLimiter keeps to http_session_max (closing idle sessions for new ones); the
+        # SDK's cap, a little above it, is the backstop while evicted sessions are being closed.
+        max_sessions=settings.http_session_max + SESSION_CAP_SLACK,
+    )
+    session_manager = frontend.server.session_manager
+    limits = SessionLimits(
         max_sessions=settings.http_session_max,
+        max_per_client=settings.http_session_max_per_client,
+        handshake_timeout=settings.http_session_handshake_timeout,
     )
 
     def http_status() -> dict[str, Any]:
         """The HTTP frontend's sessions, for /api/frontends and `nexus servers` (issue: idle sessions)."""
         return {
-            "sessions": http_session_count(frontend.server.session_manager),
+            "sessions": http_session_count(session_manager),
             "session_idle_timeout": settings.http_session_idle_timeout,
             "session_max": settings.http_session_max,
+            "session_max_per_client": settings.http_session_max_per_client,
+            "session_handshake_timeout": settings.http_session_handshake_timeout,
+            **limiter.status(),
+            "body_bytes_held": guard.body_budget.held if guard.body_budget is not None else 0,
         }
 
     gateway.status_providers["http"] = http_status
@@ -71,7 +91,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         if manage_gateway:
             await gateway.start()
         try:
-            async with frontend.server.session_manager.run(), dashboard.running():
+            async with session_manager.run(), limiter.running(), dashboard.running():
                 yield
         finally:
             gateway.status_providers.pop("http", None)
@@ -90,14 +110,19 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *mcp_app.routes,
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    guarded = HttpGuard(
-        McpMessageCheck(app, settings.path, frontend.lean_call),
+    limiter = HttpSessionLimiter(
+        McpMessageCheck(app, settings.path, frontend.lean_call), settings.path, session_manager, limits
+    )
+    guard = HttpGuard(
+        limiter,
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,
             allowed_hosts=settings.allowed_hosts,
             allowed_origins=settings.allowed_origins,
             max_body_bytes=settings.request_max_bytes,
+            body_budget_bytes=settings.request_body_budget_bytes,
+            login_sessions=dashboard.logins,
             open_paths=("/healthz", LOGIN_PATH, "/logout"),
             open_prefixes=(STATIC_PREFIX,),
             login_path=LOGIN_PATH,
@@ -105,4 +130,4 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             cookie_prefixes=("/api/", "/metrics"),
         ),
     )
-    return guarded, frontend
+    return guard, frontend

@@ -3,8 +3,10 @@
 Why: a browser page can reach a loopback port (DNS rebinding, cross-site POSTs), and any
 host on the network can reach a non-loopback one. So Host and Origin must name us (parsed
 strictly, see http_authority.py), and off loopback a token is mandatory (the server refuses
-to start without one). Every request body is capped here once for all routes (body_limit.py).
-The threat model is in docs/SECURITY.md.
+to start without one, or with one shorter than MIN_TOKEN_CHARS). Every request body is capped
+here once for all routes (body_limit.py), after the token is checked: a method or open route
+that takes no body refuses one unread, an open route (the login form) takes a small one, and
+all bodies held at once share one budget. The threat model is in docs/SECURITY.md.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +25,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_nexus.frontends.body_limit import (
     DEFAULT_MAX_BODY_BYTES,
     BadContentLengthError,
+    BodyBudget,
+    BodyBudgetSpentError,
     BodyTooLargeError,
+    Reservation,
     declared_length,
     read_capped,
 )
@@ -32,7 +38,18 @@ from mcp_nexus.frontends.http_authority import (
     parse_authority,
     parse_origin,
 )
-from mcp_nexus.frontends.session_cookie import COOKIE_NAME, valid_session
+from mcp_nexus.frontends.session_cookie import COOKIE_NAME, LoginSessions
+
+logger = logging.getLogger(__name__)
+
+MIN_TOKEN_CHARS = 16
+"""Shortest gateway.token accepted off loopback (on loopback a shorter one is only warned about)."""
+
+BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+"""No route of the gateway reads a body with these methods: one sent anyway is refused unread."""
+
+OPEN_BODY_MAX_BYTES = 16 * 1024
+"""Largest body an open route (no token needed: the login form) takes."""
 
 
 def is_loopback(host: str) -> bool:
@@ -50,11 +67,21 @@ class TokenRequiredError(ValueError):
 
 
 def check_bind(host: str, token: str | None) -> None:
+    """Refuse a non-loopback bind without a token or with a short one; warn about a short one on loopback."""
     if not is_loopback(host) and not token:
         raise TokenRequiredError(
             f"refusing to listen on {host}: a non-loopback address needs a bearer token "
             "(--token or NEXUS_TOKEN, or gateway.token in the config)"
         )
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        problem = (
+            f"gateway.token (--token, NEXUS_TOKEN) is {len(token)} characters long; "
+            f"at least {MIN_TOKEN_CHARS} are required off loopback (e.g. `python -c "
+            '"import secrets; print(secrets.token_urlsafe(24))"`)'
+        )
+        if not is_loopback(host):
+            raise TokenRequiredError(f"refusing to listen on {host}: {problem}")
+        logger.warning("weak token: %s", problem)
 
 
 @dataclass
@@ -71,6 +98,10 @@ class GuardSettings:
     # Where the login cookie counts (the pages and their APIs); never `/mcp`: MCP clients use the token.
     cookie_prefixes: tuple[str, ...] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # Bytes of bodies held at once by all requests together (None: no shared budget).
+    body_budget_bytes: int | None = None
+    # The dashboard's logins (session_cookie.py): a cookie counts while its login is not revoked.
+    login_sessions: LoginSessions | None = field(default=None, repr=False)
 
 
 class _Denied(Exception):
@@ -104,6 +135,8 @@ class HttpGuard:
         self._loopback_only = is_loopback(settings.bind_host)
         self._hosts = [_allowed_entry(h, parse_authority) for h in settings.allowed_hosts]
         self._origins = [_allowed_entry(o, parse_origin) for o in settings.allowed_origins]
+        budget = settings.body_budget_bytes
+        self.body_budget = None if budget is None else BodyBudget(max(budget, settings.max_body_bytes))
 
     def _check_host(self, values: list[str]) -> None:
         if len(values) != 1:
@@ -156,13 +189,23 @@ class HttpGuard:
             and self.settings.login_path is not None
             and (path in self.settings.page_paths or path.startswith(self.settings.cookie_prefixes))
         ):
+            logins = self.settings.login_sessions
             for header in cookies:
                 session = cookie_parser(header).get(COOKIE_NAME)
-                if session and valid_session(token, session):
+                if session and logins is not None and logins.valid(session):
                     return
         if path in self.settings.page_paths and self.settings.login_path is not None:
             raise _Denied(303, "log in first", location=self.settings.login_path)
         raise _Denied(401, "missing or invalid bearer token", challenge=True)
+
+    def _body_limit(self, scope: Scope) -> int:
+        """The largest body this request may send: none for a bodyless method, a little for an open route."""
+        path = scope.get("path", "")
+        if scope.get("method", "GET") in BODYLESS_METHODS:
+            return 0
+        if path in self.settings.open_paths or path.startswith(self.settings.open_prefixes):
+            return min(OPEN_BODY_MAX_BYTES, self.settings.max_body_bytes)
+        return self.settings.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -171,6 +214,8 @@ class HttpGuard:
         headers: dict[str, list[str]] = {}
         for key, value in scope.get("headers", []):
             headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+        reservation = Reservation(self.body_budget)
+        limit = self.settings.max_body_bytes
         try:
             self._check_host(headers.get("host", []))
             self._check_origin(headers.get("origin", []))
@@ -178,10 +223,16 @@ class HttpGuard:
                 scope.get("path", ""), headers.get("authorization", []), headers.get("cookie", [])
             )
             if scope["type"] == "http":
-                limit = self.settings.max_body_bytes
-                receive = await read_capped(
-                    receive, limit, declared_length(headers.get("content-length", []))
-                )
+                limit = self._body_limit(scope)
+                declared = declared_length(headers.get("content-length", []))
+                if limit == 0 and (declared or "transfer-encoding" in headers):
+                    raise _Denied(
+                        413,
+                        f"{scope.get('method')} {scope.get('path')} takes no request body",
+                        close=True,
+                        limit=0,
+                    )
+                receive = await read_capped(receive, limit, declared, reservation)
         except _Denied as denied:
             await _deny(scope, send, denied.status, denied.message, **denied.extra)
             return
@@ -189,9 +240,15 @@ class HttpGuard:
             await _deny(scope, send, 400, str(exc), close=True)
             return
         except BodyTooLargeError as exc:
-            await _deny(scope, send, 413, str(exc), close=True, limit=self.settings.max_body_bytes)
+            await _deny(scope, send, 413, str(exc), close=True, limit=limit)
             return
-        await self.app(scope, receive, send)
+        except BodyBudgetSpentError as exc:
+            await _deny(scope, send, 503, str(exc), close=True, retry_after=1)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            reservation.release()
 
 
 async def _deny(
@@ -203,6 +260,7 @@ async def _deny(
     challenge: bool = False,
     close: bool = False,
     location: str | None = None,
+    retry_after: int | None = None,
     **extra: Any,
 ) -> None:
     if scope["type"] == "websocket":
@@ -214,6 +272,8 @@ async def _deny(
         headers.append((b"location", location.encode()))
     if challenge:
         headers.append((b"www-authenticate", b'Bearer realm="nexus"'))
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     if close:
         # The rest of an unread body would otherwise be received (and thrown away) on this connection.
         headers.append((b"connection", b"close"))

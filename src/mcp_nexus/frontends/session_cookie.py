@@ -1,32 +1,123 @@
-"""The dashboard's login cookie: proof that the browser was given the token, never the token itself.
+"""The dashboard's login cookie: one random value per login, revoked at logout; and login throttling.
 
-The value is an HMAC of a per-process random key over the token, so it cannot be turned
-back into the token, and every session ends when the gateway restarts (or the token
-changes). The cookie is HttpOnly (page scripts cannot read it) and SameSite=Strict (no
-other site's page can make the browser send it); see docs/DASHBOARD.md.
+A login (the right token on the login form) gets a fresh random value (`LoginSessions.create`);
+the gateway keeps only its SHA-256, so neither the token nor a live cookie can be read back
+from memory. `POST /logout` revokes the value it is sent with: a copy of that cookie stops
+working at once. A login also ends after `max_age` seconds, when more than `max_sessions`
+logins are open (the oldest first), and when the gateway restarts.
+
+The cookie is HttpOnly (page scripts cannot read it) and SameSite=Strict (no other site's page
+can make the browser send it); see docs/DASHBOARD.md and docs/SECURITY.md.
+
+`LoginThrottle` counts failed logins per client address: after `failures_per_minute` of them
+in the last minute, the next attempt is answered 429 with Retry-After, unchecked.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
+import math
 import secrets
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
 
 COOKIE_NAME = "nexus_session"
-
-_PROCESS_KEY = secrets.token_bytes(32)
-
-
-def session_value(token: str) -> str:
-    return hmac.new(_PROCESS_KEY, token.encode(), hashlib.sha256).hexdigest()
+LOGIN_MAX_AGE = 12 * 3600.0  # seconds a login lasts
+MAX_LOGINS = 1000  # logins open at once; the oldest is dropped beyond
+THROTTLE_WINDOW = 60.0
+THROTTLE_MAX_CLIENTS = 10_000  # addresses remembered; the least recently failed are forgotten first
 
 
-def valid_session(token: str, value: str) -> bool:
-    return hmac.compare_digest(session_value(token).encode(), value.encode())
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
 
 
-def cookie_header(token: str, *, secure: bool) -> str:
-    parts = [f"{COOKIE_NAME}={session_value(token)}", "Path=/", "HttpOnly", "SameSite=Strict"]
+class LoginSessions:
+    """The open dashboard logins of one gateway: cookie values by their SHA-256."""
+
+    def __init__(
+        self,
+        *,
+        max_age: float = LOGIN_MAX_AGE,
+        max_sessions: int = MAX_LOGINS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_age = max_age
+        self.max_sessions = max_sessions
+        self._clock = clock
+        self._opened: OrderedDict[bytes, float] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._opened)
+
+    def create(self) -> str:
+        value = secrets.token_urlsafe(32)
+        self._opened[_digest(value)] = self._clock()
+        while len(self._opened) > self.max_sessions:
+            self._opened.popitem(last=False)
+        return value
+
+    def valid(self, value: str) -> bool:
+        # A dict lookup by a hash of the value: its timing says nothing about a live value.
+        key = _digest(value)
+        opened = self._opened.get(key)
+        if opened is None:
+            return False
+        if self._clock() - opened > self.max_age:
+            del self._opened[key]
+            return False
+        return True
+
+    def revoke(self, value: str) -> bool:
+        return self._opened.pop(_digest(value), None) is not None
+
+
+class LoginThrottle:
+    """Failed logins per client address in a sliding minute."""
+
+    def __init__(
+        self,
+        failures_per_minute: int,
+        *,
+        window: float = THROTTLE_WINDOW,
+        max_clients: int = THROTTLE_MAX_CLIENTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = failures_per_minute
+        self.window = window
+        self.max_clients = max_clients
+        self._clock = clock
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def retry_after(self, client: str) -> int | None:
+        """Seconds until `client` may try again, or None when it may now."""
+        failures = self._failures.get(client)
+        if failures is None:
+            return None
+        now = self._clock()
+        while failures and now - failures[0] >= self.window:
+            failures.popleft()
+        if not failures:
+            del self._failures[client]
+            return None
+        if len(failures) < self.limit:
+            return None
+        return max(1, math.ceil(failures[0] + self.window - now))
+
+    def failed(self, client: str) -> None:
+        failures = self._failures.pop(client, None) or deque(maxlen=self.limit)
+        failures.append(self._clock())
+        self._failures[client] = failures  # most recently failed last
+        while len(self._failures) > self.max_clients:
+            self._failures.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        self._failures.pop(client, None)
+
+
+def cookie_header(value: str, *, secure: bool, max_age: float = LOGIN_MAX_AGE) -> str:
+    parts = [f"{COOKIE_NAME}={value}", "Path=/", "HttpOnly", "SameSite=Strict", f"Max-Age={int(max_age)}"]
     if secure:
         parts.append("Secure")
     return "; ".join(parts)

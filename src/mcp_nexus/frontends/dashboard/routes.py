@@ -1,8 +1,9 @@
 """The dashboard's routes: the page, login/logout, its static files, live events and a few JSON views.
 
     GET  /                   the single-page dashboard (redirects to /login when a token is needed)
-    GET  /login, POST /login the login form; a right token sets the session cookie (session_cookie.py)
-    POST /logout             drops the cookie
+    GET  /login, POST /login the login form; a right token sets a fresh session cookie (session_cookie.py);
+                             failed attempts are throttled per address (429 with Retry-After)
+    POST /logout             revokes that login and drops the cookie
     GET  /ui/static/...      the page's CSS, JS and icon (shipped in the package; no data, no CDN)
     GET  /api/events         server-sent events: servers (on every state change), call (each call), resync
     GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history
@@ -35,7 +36,13 @@ from mcp_nexus.frontends.admin_json import AdminJSONResponse
 from mcp_nexus.frontends.dashboard.events import EventHub
 from mcp_nexus.frontends.dashboard.history import MetricsHistory
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader
-from mcp_nexus.frontends.session_cookie import clearing_cookie_header, cookie_header
+from mcp_nexus.frontends.session_cookie import (
+    COOKIE_NAME,
+    LoginSessions,
+    LoginThrottle,
+    clearing_cookie_header,
+    cookie_header,
+)
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.policy import is_read_only
 from mcp_nexus.pipeline.recent_calls import CallRecord, record_dict
@@ -74,6 +81,8 @@ class Dashboard:
         self.hub = EventHub()
         self.history = MetricsHistory(gateway.metrics)
         self._unsubscribe: list[Any] = []
+        self.logins = LoginSessions()
+        self.login_throttle = LoginThrottle(gateway.config.gateway.login_failures_per_minute)
 
     # -- lifetime (the HTTP app's lifespan) -----------------------------------------------------
 
@@ -170,17 +179,30 @@ class Dashboard:
             token = gateway.config.gateway.token
             if token is None:
                 return RedirectResponse("/", status_code=303)
+            client = request.client.host if request.client else ""
+            wait = self.login_throttle.retry_after(client)
+            if wait is not None:  # too many failures from this address: not even checked
+                response = self._login_page(f"Too many failed logins: try again in {wait} s.", 429)
+                response.headers["retry-after"] = str(wait)
+                return response
             form = await request.form()
             given = form.get("token")
             if not isinstance(given, str) or not given:
                 return self._login_page("Enter the gateway's token.", 400)
-            if not hmac.compare_digest(given.encode(), token.encode()):
+            if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode()):
+                self.login_throttle.failed(client)
                 return self._login_page("That token is not this gateway's.", 401)
+            self.login_throttle.succeeded(client)
             response = RedirectResponse("/", status_code=303)
-            response.headers["set-cookie"] = cookie_header(token, secure=request.url.scheme == "https")
+            response.headers["set-cookie"] = cookie_header(
+                self.logins.create(), secure=request.url.scheme == "https", max_age=self.logins.max_age
+            )
             return response
 
         async def logout(request: Request) -> Response:
+            value = request.cookies.get(COOKIE_NAME)
+            if value:
+                self.logins.revoke(value)  # this login ends everywhere its cookie was copied
             response = RedirectResponse(LOGIN_PATH, status_code=303)
             response.headers["set-cookie"] = clearing_cookie_header()
             return response
