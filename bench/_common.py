@@ -10,6 +10,7 @@ request it belongs to.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import ctypes
@@ -49,6 +50,9 @@ NAIVE_RELAY = [sys.executable, str(BENCH / "naive_relay.py")]
 # The handshake era, as IDEs and voice assistants speak it today.
 CLIENT_PROTOCOL = "2025-11-25"
 MCP_ACCEPT = "application/json, text/event-stream"
+# Where a gateway writes (Cortex, the tool index, offloaded results): docs/CONFIG.md. The scripts
+# that run the default config point it at a temporary folder, a new user's, never the real one.
+DATA_DIR_ENV = "NEXUS_DATA_DIR"
 
 
 def expected_echo(text: str) -> str:
@@ -83,12 +87,24 @@ def kill_leftovers(grace: float = 3.0) -> list[str]:
     return names
 
 
-def write_gateway_config(path: Path, *, protocol: str = "auto") -> Path:
-    """A gateway serving only the bench upstream, bare names, no rate limit (benchmarks call back to back)."""
+def write_gateway_config(path: Path, *, protocol: str = "auto", builtins: bool = False) -> Path:
+    """A gateway config for the bench upstream (bare names), written to `path`.
+
+    `builtins=True` is the default config, what users run: the built-in servers (the embedded
+    Cortex and device servers) beside the bench upstream, every setting at its default but one.
+    `builtins=False` is the trimmed gateway (`include_builtins: false`): the bench upstream alone.
+
+    The one setting never left at its default: `rate_limit` is null. The default per-tool
+    limit, "5/second", would answer most calls of a back-to-back benchmark with a rate-limit
+    alert instead of relaying them; no benchmark can run with it, trimmed or not.
+    """
+    gateway: dict[str, Any] = {"rate_limit": None}
+    if not builtins:
+        gateway["include_builtins"] = False
     path.write_text(
         json.dumps(
             {
-                "gateway": {"include_builtins": False, "rate_limit": None},
+                "gateway": gateway,
                 "servers": {
                     INSTANCE: {
                         "command": UPSTREAM[0],
@@ -188,24 +204,45 @@ def verdict(ratio: float, limit: float, *, at_most: bool = True) -> str:
 # --- sequential calls through the SDK client ---------------------------------------------
 
 
-async def open_stdio_client(stack: AsyncExitStack, command: list[str], errlog: TextIO) -> Client:
-    """An SDK client (handshake era, as IDEs speak) on a child process; its stderr goes to errlog."""
+# The two client eras a benchmark speaks, by the SDK `Client`'s `mode`: "legacy" is the
+# initialize handshake (2025-11-25, as IDEs speak today); "auto" probes server/discover and
+# speaks 2026-07-28 with a server that offers it (an SDK 2.x server, Nexus), else falls back.
+ERAS = {"legacy": CLIENT_PROTOCOL, "auto": "2026-07-28"}
+
+
+def expect_era(client: Client, name: str, mode: str) -> None:
+    """Fail unless `client` speaks the era `mode` asks for: a fallback would compare two eras."""
+    if client.protocol_version != ERAS[mode]:
+        raise AssertionError(f"{name}: mode={mode!r} negotiated {client.protocol_version}, not {ERAS[mode]}")
+
+
+async def open_stdio_client(
+    stack: AsyncExitStack, command: list[str], errlog: TextIO, mode: str = "legacy"
+) -> Client:
+    """An SDK client (`mode`: "legacy", the handshake era as IDEs speak, or "auto": 2026-07-28
+    where the server offers it) on a child process; its stderr goes to errlog."""
     params = StdioServerParameters(command=command[0], args=command[1:], env=child_env())
-    return await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy"))
+    return await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode=mode))
 
 
 async def stdio_rounds(
-    commands: dict[str, list[str]], calls: int, rounds: int, errlog_path: Path
+    commands: dict[str, list[str]], calls: int, rounds: int, errlog_path: Path, mode: str = "legacy"
 ) -> dict[str, list[float]]:
-    """An SDK client on each command (their stderr to `errlog_path`), measured in interleaved rounds."""
-    with open(errlog_path, "w") as errlog:
+    """An SDK client (`mode`) on each command (their stderr to `errlog_path`), each checked to
+    speak that era, measured in interleaved rounds."""
+    with open(errlog_path, "a") as errlog:
         async with AsyncExitStack() as stack:
-            clients = {name: await open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()}
+            clients = {}
+            for name, cmd in commands.items():
+                clients[name] = await open_stdio_client(stack, cmd, errlog, mode)
+                expect_era(clients[name], name, mode)
             return await interleaved_rounds(clients, calls, rounds)
 
 
-async def open_http_client(stack: AsyncExitStack, url: str) -> Client:
-    return await stack.enter_async_context(Client(url, mode="legacy"))
+async def open_http_client(stack: AsyncExitStack, url: str, mode: str = "legacy") -> Client:
+    client = await stack.enter_async_context(Client(url, mode=mode))
+    expect_era(client, url, mode)
+    return client
 
 
 async def call_echo(client: Client, text: str) -> None:
@@ -348,27 +385,41 @@ def _check_answer(result: LoadResult, message: dict[str, Any], payload: str, sta
 
 
 class LeanStdioClient:
-    """A blocking, lean JSON-RPC client (handshake era) on a child's pipes, for CPU-time benchmarks.
+    """A blocking, lean JSON-RPC client on a child's pipes, for CPU-time benchmarks.
 
-    Started, it has done the handshake and one successful `echo` (a gateway serves before its
-    upstream has joined, so the first calls may fail); `call` sends one request and returns its answer.
+    `era="legacy"`: the handshake era (initialize, then plain requests). `era="modern"`: the
+    2026-07-28 era as the SDK's `Client(mode="auto")` speaks it on stdio (server/discover, then
+    every request carries the envelope in `_meta`). Started, it has done the handshake (or the
+    discovery) and one successful `echo` (a gateway serves before its upstream has joined, so
+    the first calls may fail); `call` sends one request and returns its answer.
     """
 
-    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, command: list[str], env: dict[str, str] | None = None, era: str = "legacy") -> None:
+        if era not in ("legacy", "modern"):
+            raise ValueError(f"era must be 'legacy' or 'modern', got {era!r}")
         self.proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
-        self.call(initialize_message(0))
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._envelope = MODERN_ENVELOPE if era == "modern" else None
+        if self._envelope is None:
+            self.call(initialize_message(0))
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        elif "result" not in (found := self.call({"jsonrpc": "2.0", "id": 0, "method": "server/discover"})):
+            raise AssertionError(f"server/discover failed: {found}")
         for _ in range(400):
             if "result" in self.call(call_message(1, "warm")):
                 break
             time.sleep(0.05)
 
+    def _line(self, message: dict[str, Any]) -> bytes:
+        if self._envelope is not None and "method" in message and "id" in message:
+            message = {**message, "params": {**message.get("params", {}), "_meta": self._envelope}}
+        return json.dumps(message).encode() + b"\n"
+
     def send(self, message: dict[str, Any]) -> None:
-        self._stdin.write(json.dumps(message).encode() + b"\n")
+        self._stdin.write(self._line(message))
         self._stdin.flush()
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -383,7 +434,7 @@ class LeanStdioClient:
         sent = answered = 0
         while answered < count:
             while sent < count and sent - answered < in_flight:
-                self._stdin.write(json.dumps(call_message(first_id + sent, "x")).encode() + b"\n")
+                self._stdin.write(self._line(call_message(first_id + sent, "x")))
                 sent += 1
             self._stdin.flush()
             answer = json.loads(self._stdout.readline())
@@ -420,6 +471,14 @@ def initialize_message(request_id: int | str) -> dict[str, Any]:
 
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+# What a 2026-07-28 client puts in every request's `_meta` (as the SDK's Client sends it on stdio).
+MODERN_PROTOCOL = "2026-07-28"
+MODERN_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "nexus-bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 class HttpMcpClient:
@@ -665,6 +724,22 @@ class StdioPeer:
         return result
 
 
+def add_variant_options(parser: argparse.ArgumentParser) -> None:
+    """`--era` (the lean client's: "legacy", the handshake era, or "modern", 2026-07-28) and
+    `--builtins` (the default config, built-in servers on): the options of the CPU benchmarks."""
+    parser.add_argument(
+        "--era",
+        choices=["legacy", "modern"],
+        default="legacy",
+        help="the client's: handshake era (default) or 2026-07-28 (server/discover, the envelope per request)",
+    )
+    parser.add_argument(
+        "--builtins",
+        action="store_true",
+        help="the default config (built-in servers on, never called) instead of, or beside, the trimmed one",
+    )
+
+
 def safe_cleanup() -> None:
     """Called at the end of every benchmark: nothing it started may outlive it."""
     leftovers = kill_leftovers()
@@ -686,13 +761,23 @@ def serve_switched(on_start: Callable[[], None], on_stop: Callable[[], None], ar
     app()
 
 
-def switched_calls(script: str, record: Path, protocol: str, warm_up: int, calls: int) -> list[float]:
+def switched_calls(
+    script: str,
+    record: Path,
+    protocol: str,
+    warm_up: int,
+    calls: int,
+    *,
+    builtins: bool = False,
+    era: str = "legacy",
+) -> list[float]:
     """The driver side: `nexus serve --stdio` run under `script --serve RECORD` (which calls
     `serve_switched`), `warm_up` echo calls, SIGUSR1, `calls` timed calls, SIGUSR2; returns
-    the timed calls' latencies once RECORD is written."""
-    config = write_gateway_config(record.with_suffix(".config.json"), protocol=protocol)
+    the timed calls' latencies once RECORD is written. `builtins`: the default config
+    (`write_gateway_config`), else the trimmed one; `era`: the client's (`LeanStdioClient`)."""
+    config = write_gateway_config(record.with_suffix(".config.json"), protocol=protocol, builtins=builtins)
     command = [sys.executable, script, "--serve", str(record), "serve", "--stdio", "--no-watch"]
-    client = LeanStdioClient([*command, "--config", str(config)], env=child_env())
+    client = LeanStdioClient([*command, "--config", str(config)], env=child_env(), era=era)
     latencies: list[float] = []
     try:
         for n in range(warm_up):

@@ -1,6 +1,7 @@
 """Where the CPU of one stdio tools/call goes, process by process: direct, bare pipe relay, Nexus.
 
-    .venv/bin/python bench/cpu_split.py [--calls 3000] [--runs 2] [--in-flight 1] [--compare SRC]
+    .venv/bin/python bench/cpu_split.py [--calls 3000] [--runs 2] [--in-flight 1] [--era legacy]
+                                        [--builtins] [--compare SRC]
 
 A lean JSON-RPC client (handshake era) sends sequential `echo` calls to each variant (or
 `--in-flight N` at once, pipelined, so no process ever waits idle between calls) and
@@ -14,11 +15,16 @@ its 2026-07-28 request path (`protocol: auto`) than on the handshake era's. The 
 CPU per call is the same pipelined as sequential: it is work done per call, not waiting cold.
 `--compare SRC` adds the Nexus variants once more, run from another checkout's `src` folder
 (`PYTHONPATH=SRC`), alternating with the current code: before/after of a change, in one run.
+`--era modern` makes the client speak 2026-07-28 (server/discover, the envelope on every
+request) to every variant, direct included. `--builtins` adds the Nexus variants with the
+default config (the built-in servers on, never called), alternating with the trimmed ones:
+what servers nobody calls cost per call.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -29,9 +35,11 @@ import psutil
 import _common as bench
 
 
-def measure(command: list[str], calls: int, in_flight: int = 1) -> tuple[float, dict[str, float]]:
+def measure(
+    command: list[str], calls: int, in_flight: int = 1, era: str = "legacy"
+) -> tuple[float, dict[str, float]]:
     """Median latency (µs) and CPU per call (µs) of each process in the variant's tree, by role."""
-    client = bench.LeanStdioClient(command, env=bench.child_env())
+    client = bench.LeanStdioClient(command, env=bench.child_env(), era=era)
     try:
         for n in range(300):
             client.call(bench.call_message(n + 2, "x"))
@@ -83,26 +91,45 @@ def main() -> None:
         metavar="SRC",
         help="also run the Nexus variants from this src folder (PYTHONPATH), alternating with the current code",
     )
+    bench.add_variant_options(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        legacy = bench.write_gateway_config(Path(tmp) / "legacy.json", protocol="legacy")
-        auto = bench.write_gateway_config(Path(tmp) / "auto.json", protocol="auto")
+        os.environ[bench.DATA_DIR_ENV] = str(Path(tmp) / "data")  # a new user's data folder
+        configs = {
+            "": {
+                protocol: bench.write_gateway_config(Path(tmp) / f"{protocol}.json", protocol=protocol)
+                for protocol in ("legacy", "auto")
+            }
+        }
+        if args.builtins:
+            configs[", built-ins"] = {
+                protocol: bench.write_gateway_config(
+                    Path(tmp) / f"default-{protocol}.json", protocol=protocol, builtins=True
+                )
+                for protocol in ("legacy", "auto")
+            }
         variants = {
             "direct": bench.UPSTREAM,
             "bare pipe relay": [*bench.PIPE_RELAY, *bench.UPSTREAM],
-            "nexus, upstream legacy": bench.nexus_stdio_command(legacy),
-            "nexus, upstream auto": bench.nexus_stdio_command(auto),
         }
+        for protocol in ("legacy", "auto"):
+            for label, config in configs.items():
+                variants[f"nexus{label}, upstream {protocol}"] = bench.nexus_stdio_command(config[protocol])
         if args.compare:
             other = ["env", f"PYTHONPATH={Path(args.compare).resolve()}"]
-            variants["nexus (compared), legacy"] = [*other, *bench.nexus_stdio_command(legacy)]
-            variants["nexus (compared), auto"] = [*other, *bench.nexus_stdio_command(auto)]
+            for protocol in ("legacy", "auto"):
+                for label, config in configs.items():
+                    variants[f"nexus (compared){label}, {protocol}"] = [
+                        *other,
+                        *bench.nexus_stdio_command(config[protocol]),
+                    ]
         seen: dict[str, list[tuple[float, dict[str, float]]]] = {name: [] for name in variants}
         for _ in range(args.runs):
             for name, command in variants.items():
-                seen[name].append(measure(command, args.calls, args.in_flight))
+                seen[name].append(measure(command, args.calls, args.in_flight, args.era))
     how = "sequential" if args.in_flight == 1 else f"pipelined ({args.in_flight} in flight)"
-    print(f"{args.calls} {how} calls per variant and run, {args.runs} runs; medians over runs")
+    era = "2026-07-28" if args.era == "modern" else "handshake-era"
+    print(f"{args.calls} {how} calls per variant and run ({era} client), {args.runs} runs; medians over runs")
     for name, runs in seen.items():
         latency = statistics.median(run[0] for run in runs)
         roles = sorted({role for _, cpu in runs for role in cpu})
@@ -110,7 +137,7 @@ def main() -> None:
             f"{role} {statistics.median(cpu.get(role, 0.0) for _, cpu in runs):.0f}" for role in roles
         )
         shown = f"latency {latency:6.0f} us" if latency else "pipelined"
-        print(f"{name:26} {shown:17}   CPU per call (us): {parts}")
+        print(f"{name:38} {shown:17}   CPU per call (us): {parts}")
 
 
 if __name__ == "__main__":

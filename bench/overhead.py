@@ -2,28 +2,45 @@
 
     .venv/bin/python bench/overhead.py [--calls 1000] [--rounds 10] [--runs 3] [--no-in-process]
 
-Every variant uses the same client (the SDK's `Client`, handshake era, as IDEs speak) and
-the same upstream program (tests/support/demo_server.py, tool `echo`); the variants of
-one group run in interleaved rounds (A B C D A B C D ...) so machine drift hits them alike:
+What is measured is what users run: Nexus with its default config, the built-in servers (the
+embedded Cortex and device servers) on beside the bench upstream and every setting at its
+default but `rate_limit` (null: the default "5/second" per tool would turn most back-to-back
+calls into rate-limit alerts; bench/_common.py, `write_gateway_config`). The trimmed gateway
+(`include_builtins: false`) runs beside it as a secondary row. Every gateway writes to a
+temporary data folder (`NEXUS_DATA_DIR`), as a new user's would be.
 
-  stdio group (baseline: direct)
-    direct                 client -> stdio upstream
-    bare pipe relay        client -> bench/pipe_relay.py (copies bytes, parses nothing) -> upstream:
-                           the floor of any out-of-process relay; the gap above it is Nexus's own
-    nexus stdio, legacy    client -> `nexus serve --stdio` -> upstream, `protocol: legacy`
-    nexus stdio, auto      the same with `protocol: auto` (the default: 2026-07-28 upstream)
-  HTTP group (baseline: direct http)
-    direct http            client -> the same server program serving streamable HTTP itself
-    nexus http             client -> `nexus serve` (HTTP frontend) -> upstream over stdio (legacy)
-    ..., lean client       both again from a lean JSON-RPC client (bench/_common.py) instead of the
-                           SDK's, whose own per-call cost on HTTP blurs the servers' difference
+Both client eras, each against a direct baseline of the same era: the handshake era (the
+SDK's `Client(mode="legacy")`, 2025-11-25, as IDEs speak today) and 2026-07-28 (the SDK's
+`Client(mode="auto")`: server/discover, the envelope on every request; checked, so a fallback
+to the handshake fails the run). The upstream program is the same everywhere
+(tests/support/demo_server.py, an SDK 2.x server, tool `echo`); the variants of one group run
+in interleaved rounds (A B C D A B C D ...) so machine drift hits them alike:
+
+  stdio, handshake-era client (baseline: direct)
+    direct                     client -> stdio upstream
+    bare pipe relay            client -> bench/pipe_relay.py (copies bytes, parses nothing) -> upstream:
+                               the floor of any out-of-process relay; the gap above it is Nexus's own
+    nexus, default config      client -> `nexus serve --stdio` -> upstream; built-ins on, `protocol: auto`
+                               (the default: Nexus speaks 2026-07-28 to the upstream)
+    nexus, default, legacy up  the same with `protocol: legacy` (the upstream on the client's era)
+    nexus, trimmed             `include_builtins: false`, `protocol: auto`
+  stdio, 2026-07-28 client (baseline: direct, 2026-07-28)
+    direct, relay, nexus default config, nexus trimmed: as above
+  HTTP, handshake-era client, then 2026-07-28 client (baseline: direct http of that era)
+    direct http                client -> the same server program serving streamable HTTP itself
+    nexus http, default config client -> `nexus serve` (HTTP frontend) -> upstream over stdio
+    nexus http, trimmed        the same, trimmed
+    ..., lean client           direct and default config again from a lean JSON-RPC client
+                               (handshake era; bench/_common.py) instead of the SDK's, whose own
+                               per-call cost on HTTP blurs the servers' difference
   in one process (optional, uses Nexus internals: skipped with a note if they moved)
-    raw JSON-RPC request on the upstream pipe vs `Gateway.call_tool` (every pipeline step)
+    raw JSON-RPC request on the upstream pipe vs `Gateway.call_tool` (every pipeline step),
+    default config with `protocol: legacy`
 
-Prints median/p95/p99 per call, ratios of medians, and the targets of the hot path:
-stdio frontend -> stdio upstream <= 1.25x direct; HTTP frontend <= 1.25x a direct HTTP server
-(sequential). `--runs 3` repeats the whole measurement and ends with every run's ratios.
-Ratios are what to compare between runs; absolute times drift with the machine's load.
+Prints median/p95/p99 per call, ratios of medians, and the targets of the hot path: every
+Nexus row <= 1.25x its direct baseline (stdio frontend -> stdio upstream; HTTP frontend vs a
+direct HTTP server, sequential). `--runs 3` repeats the whole measurement and ends with every
+run's ratios. Ratios are what to compare between runs; absolute times drift with the machine's load.
 """
 
 from __future__ import annotations
@@ -40,40 +57,66 @@ from pathlib import Path
 
 import _common as bench
 
-STDIO_TARGET = 1.25
-HTTP_TARGET = 1.25
+TARGET = 1.25
 
+# The two eras, by the SDK Client's mode; each group's rows carry the era's tag.
+HANDSHAKE, MODERN = "legacy", "auto"
+TAG = {HANDSHAKE: "handshake", MODERN: "2026-07-28"}
 
-DIRECT = "direct (client -> stdio upstream)"
+DIRECT = "direct"
 RELAY = "bare pipe relay (floor)"
-NEXUS_STDIO = ("nexus stdio, upstream auto", "nexus stdio, upstream legacy")
-DIRECT_HTTP = "direct http (client -> http server)"
-NEXUS_HTTP = "nexus http, upstream legacy"
+DEFAULT = "nexus, default config"
+DEFAULT_LEGACY_UP = "nexus, default config, upstream legacy"
+TRIMMED = "nexus, trimmed (no built-ins)"
 LEAN = ", lean client"
-# Each row's baseline: the like-for-like direct path.
-BASELINE = {
-    RELAY: DIRECT,
-    **dict.fromkeys(NEXUS_STDIO, DIRECT),
-    NEXUS_HTTP: DIRECT_HTTP,
-    NEXUS_HTTP + LEAN: DIRECT_HTTP + LEAN,
-}
+
+
+def name(transport: str, mode: str, variant: str) -> str:
+    """A row's name, e.g. `stdio 2026-07-28: nexus, default config`."""
+    return f"{transport} {TAG[mode]}: {variant}"
+
+
+def baseline(row: str) -> str:
+    """Each row's baseline: the like-for-like direct path (same transport, same era, same client)."""
+    transport_era, variant = row.split(": ", 1)
+    return f"{transport_era}: {DIRECT}{LEAN if variant.endswith(LEAN) else ''}"
+
+
+def is_nexus(row: str) -> bool:
+    return ": nexus" in row
+
+
+class Configs:
+    """The gateway configs of one run (bench/_common.py, `write_gateway_config`)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.default = bench.write_gateway_config(tmp / "default.json", protocol="auto", builtins=True)
+        self.default_legacy = bench.write_gateway_config(
+            tmp / "default-legacy.json", protocol="legacy", builtins=True
+        )
+        self.trimmed = bench.write_gateway_config(tmp / "trimmed.json", protocol="auto", builtins=False)
 
 
 async def stdio_group(
-    legacy: Path, auto: Path, calls: int, rounds: int, errlog_path: Path
+    configs: Configs, mode: str, calls: int, rounds: int, errlog: Path
 ) -> dict[str, list[float]]:
     commands = {
-        DIRECT: bench.UPSTREAM,
-        RELAY: [*bench.PIPE_RELAY, *bench.UPSTREAM],
-        NEXUS_STDIO[1]: bench.nexus_stdio_command(legacy),
-        NEXUS_STDIO[0]: bench.nexus_stdio_command(auto),
+        name("stdio", mode, DIRECT): bench.UPSTREAM,
+        name("stdio", mode, RELAY): [*bench.PIPE_RELAY, *bench.UPSTREAM],
+        name("stdio", mode, DEFAULT): bench.nexus_stdio_command(configs.default),
+        name("stdio", mode, TRIMMED): bench.nexus_stdio_command(configs.trimmed),
     }
-    return await bench.stdio_rounds(commands, calls, rounds, errlog_path)
+    if mode == HANDSHAKE:  # with a 2026-07-28 client, Nexus's `auto` upstream is already the same era
+        commands[name("stdio", mode, DEFAULT_LEGACY_UP)] = bench.nexus_stdio_command(configs.default_legacy)
+    return await bench.stdio_rounds(commands, calls, rounds, errlog, mode)
 
 
-async def http_group(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:
+async def http_group(urls: dict[str, str], mode: str, calls: int, rounds: int) -> dict[str, list[float]]:
     async with AsyncExitStack() as stack:
-        clients = {name: await bench.open_http_client(stack, url) for name, url in urls.items()}
+        clients = {
+            name("http", mode, variant): await bench.open_http_client(stack, url, mode)
+            for variant, url in urls.items()
+        }
         return await bench.interleaved_rounds(clients, calls, rounds)
 
 
@@ -85,18 +128,19 @@ async def lean_http_group(urls: dict[str, str], calls: int, rounds: int) -> dict
     """
     async with AsyncExitStack() as stack:
         clients = {
-            name: await stack.enter_async_context(bench.http_clients(url, 1)) for name, url in urls.items()
+            variant: await stack.enter_async_context(bench.http_clients(url, 1))
+            for variant, url in urls.items()
         }
-        results = {name: bench.LoadResult() for name in urls}
+        results = {variant: bench.LoadResult() for variant in urls}
         for group in clients.values():
             await bench.http_load(group, 20)  # warm-up
         for count in bench.split(calls, rounds):
-            for name, group in clients.items():
-                results[name].merge(await bench.http_load(group, count))
-    for name, result in results.items():
+            for variant, group in clients.items():
+                results[variant].merge(await bench.http_load(group, count))
+    for variant, result in results.items():
         if not result.clean:
-            raise AssertionError(result.report(name))
-    return {name + LEAN: result.latencies for name, result in results.items()}
+            raise AssertionError(result.report(variant))
+    return {name("http", HANDSHAKE, variant + LEAN): result.latencies for variant, result in results.items()}
 
 
 async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]]:
@@ -128,84 +172,82 @@ async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]
             await raw()
             await full()
         for _ in range(calls):  # interleaved, so drift hits both alike
-            for name, fn in (("raw", raw), ("full", full)):
+            for label, fn in (("raw", raw), ("full", full)):
                 started = time.perf_counter()
                 await fn()
-                samples[name].append(time.perf_counter() - started)
+                samples[label].append(time.perf_counter() - started)
         return samples["raw"], samples["full"]
 
 
 def measure_once(args: argparse.Namespace, tmp: Path) -> dict[str, list[float]]:
-    """One run of every variant: the stdio group, then the HTTP groups, each interleaved."""
-    # The client always speaks the handshake era (as IDEs do). The upstream, an SDK 2.x
-    # server, speaks whatever Nexus negotiates: 2026-07-28 by default ("auto"), or the
-    # handshake era with "protocol": "legacy" - the like-for-like pair with `direct`.
-    auto = bench.write_gateway_config(tmp / "auto.json", protocol="auto")
-    legacy = bench.write_gateway_config(tmp / "legacy.json", protocol="legacy")
+    """One run of every variant: the stdio groups of both eras, then the HTTP groups, each interleaved."""
+    configs = Configs(tmp)
     stdio_log = tmp / "stdio-stderr.log"
+    samples: dict[str, list[float]] = {}
     with bench.explain_failure(stdio_log):
-        samples = asyncio.run(stdio_group(legacy, auto, args.calls, args.rounds, stdio_log))
-    port, direct_port = bench.free_port(), bench.free_port()
+        for mode in (HANDSHAKE, MODERN):
+            samples.update(asyncio.run(stdio_group(configs, mode, args.calls, args.rounds, stdio_log)))
+    port, trimmed_port, direct_port = bench.free_port(), bench.free_port(), bench.free_port()
     with (
         bench.explain_failure(tmp / "gw.log"),
-        bench.nexus_http(legacy, port, tmp / "gw.log"),
+        bench.nexus_http(configs.default, port, tmp / "gw.log"),
+        bench.nexus_http(configs.trimmed, trimmed_port, tmp / "gw-trimmed.log"),
         bench.direct_http(direct_port, tmp / "direct-http.log"),
     ):
         urls = {
-            DIRECT_HTTP: f"http://127.0.0.1:{direct_port}/mcp",
-            NEXUS_HTTP: f"http://127.0.0.1:{port}/mcp",
+            DIRECT: f"http://127.0.0.1:{direct_port}/mcp",
+            DEFAULT: f"http://127.0.0.1:{port}/mcp",
+            TRIMMED: f"http://127.0.0.1:{trimmed_port}/mcp",
         }
-        samples.update(asyncio.run(http_group(urls, args.calls, args.rounds)))
-        samples.update(asyncio.run(lean_http_group(urls, args.calls, args.rounds)))
+        for mode in (HANDSHAKE, MODERN):
+            samples.update(asyncio.run(http_group(urls, mode, args.calls, args.rounds)))
+        lean = {variant: urls[variant] for variant in (DIRECT, DEFAULT)}
+        samples.update(asyncio.run(lean_http_group(lean, args.calls, args.rounds)))
     return samples
 
 
 def ratios(samples: dict[str, list[float]]) -> dict[str, float]:
-    """The ratios of medians the hot path is judged by, and the floor."""
-    median = {name: statistics.median(series) for name, series in samples.items()}
-    found = {f"{name} / direct": median[name] / median[DIRECT] for name in NEXUS_STDIO}
-    found["nexus http / direct http (sequential)"] = median[NEXUS_HTTP] / median[DIRECT_HTTP]
-    found["  the same, lean client"] = median[NEXUS_HTTP + LEAN] / median[DIRECT_HTTP + LEAN]
-    found["bare pipe relay / direct"] = median[RELAY] / median[DIRECT]
-    found |= {f"{name} / bare pipe relay": median[name] / median[RELAY] for name in NEXUS_STDIO}
-    return found
+    """Every Nexus row's and the floor's ratio of medians to its baseline."""
+    median = {row: statistics.median(series) for row, series in samples.items()}
+    return {row: median[row] / median[baseline(row)] for row in samples if is_nexus(row) or RELAY in row}
 
 
 def print_run(samples: dict[str, list[float]]) -> None:
-    median = {name: statistics.median(series) for name, series in samples.items()}
-    for name, series in samples.items():
-        print(bench.latency_row(name, series, median[BASELINE[name]] if name in BASELINE else None, width=50))
+    median = {row: statistics.median(series) for row, series in samples.items()}
+    for row, series in samples.items():
+        base = baseline(row)
+        print(bench.latency_row(row, series, median[base] if base != row else None, width=58))
     found = ratios(samples)
-    print("targets (median ratios):")
-    for name in NEXUS_STDIO:
-        print(f"  {name + ' / direct':<50} {bench.verdict(found[name + ' / direct'], STDIO_TARGET)}")
-    for name in ("nexus http / direct http (sequential)", "  the same, lean client"):
-        print(f"  {name:<50} {bench.verdict(found[name], HTTP_TARGET)}")
-    print("the floor, and Nexus's own share above it:")
-    for name in ("bare pipe relay / direct", *(n + " / bare pipe relay" for n in NEXUS_STDIO)):
-        print(f"  {name:<50} {found[name]:5.2f}x  ({own_ms(median, name):+.3f} ms per call)")
-
-
-def own_ms(median: dict[str, float], ratio_name: str) -> float:
-    """What the upper side of a `X / Y` ratio costs above Y, per call, in ms."""
-    upper, lower = ratio_name.split(" / ")
-    names = {"bare pipe relay": RELAY, "direct": DIRECT}
-    return (median[names.get(upper, upper)] - median[names.get(lower, lower)]) * 1000
+    print("targets (ratio of medians to the direct path of the same transport, era and client):")
+    for row, ratio in found.items():
+        if is_nexus(row):
+            print(f"  {row:<58} {bench.verdict(ratio, TARGET)}")
+    print("the floor, and Nexus's own share above it (stdio):")
+    for row, ratio in found.items():
+        if RELAY in row:
+            print(f"  {row:<58} {ratio:5.2f}x")
+    for row in samples:
+        if row.startswith("stdio") and is_nexus(row):
+            relay = row.split(": ", 1)[0] + ": " + RELAY
+            own = (median[row] - median[relay]) * 1000
+            print(f"  {row + ' - relay':<58} {own:+.3f} ms per call")
 
 
 def print_in_process(args: argparse.Namespace, tmp: Path) -> None:
     if not args.in_process:
         print("in one process: not measured (--no-in-process)")
         return
-    legacy = bench.write_gateway_config(tmp / "in-process.json", protocol="legacy")
+    config = bench.write_gateway_config(tmp / "in-process.json", protocol="legacy", builtins=True)
     try:
-        raw, full = asyncio.run(in_process(legacy, args.calls))
+        raw, full = asyncio.run(in_process(config, args.calls))
     except (ImportError, AttributeError, KeyError, TypeError) as exc:
         print(
             f"in one process: not measured: Nexus internals moved ({type(exc).__name__}: {exc}); port in_process()"
         )
         return
-    print("in one process, same upstream pipe (the gateway's own cost, no extra process hop):")
+    print(
+        "in one process, same upstream pipe (the gateway's own cost, no extra process hop; default config):"
+    )
     print(bench.latency_row("raw JSON-RPC request on the pipe", raw, None))
     print(bench.latency_row("Gateway.call_tool (full pipeline)", full, statistics.median(raw)))
 
@@ -218,15 +260,16 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
     )
     every_run = []
     for number in range(1, args.runs + 1):
+        before = os.getloadavg()
         samples = measure_once(args, tmp)
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"--- run {number} of {args.runs} (load average {load})")
+        print(f"--- run {number} of {args.runs} (load average {load}; at its start {before[0]:.2f})")
         print_run(samples)
         every_run.append(ratios(samples))
     if args.runs > 1:
-        print(f"--- ratios of every run (runs 1..{args.runs})")
-        for name in every_run[0]:
-            print(f"  {name:<50} " + " / ".join(f"{found[name]:.2f}" for found in every_run))
+        print(f"--- ratios of every run (runs 1..{args.runs}; target <= {TARGET:.2f} for every nexus row)")
+        for row in every_run[0]:
+            print(f"  {row:<58} " + " / ".join(f"{found[row]:.2f}" for found in every_run))
     print_in_process(args, tmp)
 
 
@@ -246,6 +289,8 @@ def main() -> None:
     bench.adopt_orphans()
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            # Every gateway (and the in-process one) writes to a fresh data folder, as a new user's.
+            os.environ[bench.DATA_DIR_ENV] = str(Path(tmp) / "data")
             run(args, Path(tmp))
     finally:
         bench.safe_cleanup()

@@ -3,24 +3,33 @@
     .venv/bin/python bench/peers.py [--calls 900] [--rounds 9] [--fastmcp-version 4.1.6] [--no-fastmcp]
 
 Every variant is a stdio process in front of the same upstream, tests/support/demo_server.py
-(an SDK 2.x server; its `echo` tool is the trivial call), reached by the same client (the
-SDK's `Client`, handshake era, as IDEs speak), `--calls` sequential calls each, in
-interleaved rounds (A B C D E F A B C ...) so machine drift hits every variant alike.
+(an SDK 2.x server; its `echo` tool is the trivial call), reached by the same client, the
+SDK's `Client`, in both eras, each era a group of its own with its own direct baseline:
+`mode="legacy"` (the handshake era, as IDEs speak today) and `mode="auto"` (server/discover,
+then 2026-07-28 with every server that offers it). `--calls` sequential calls per variant,
+in interleaved rounds (A B C D E F A B C ...) so machine drift hits every variant alike.
 The exact commands (U = the upstream, `.venv/bin/python -m support.demo_server bench`
 with PYTHONPATH=tests):
 
   direct            U
   bare pipe relay   .venv/bin/python bench/pipe_relay.py U          (copies bytes: the floor)
-  nexus             .venv/bin/nexus serve --stdio --no-watch --config F     (F: U with bare names,
-                    no rate limit, `protocol: auto`, the default)
-  nexus legacy      the same with `protocol: legacy` (handshake era upstream, like the client)
+  nexus (default)   .venv/bin/nexus serve --stdio --no-watch --config F     (F: U with bare names
+                    beside the built-in servers, every setting at its default but `rate_limit`:
+                    null, since the default "5/second" per tool stops back-to-back calls;
+                    bench/_common.py, `write_gateway_config`)
+  nexus (trimmed)   the same with `include_builtins: false` (U alone)
   naive SDK relay   .venv/bin/python bench/naive_relay.py U         (SDK low-level Server + Client)
   fastmcp proxy     bench/.venv-peers/bin/python bench/fastmcp_proxy.py U   (`create_proxy` defaults)
+
+The direct and Nexus rows must speak the group's era (checked: the run fails otherwise). A
+peer relay that answers the 2026-07-28 probe with the handshake era is measured all the same
+and its row names the era it spoke: that row compares two eras, not two relays.
 
 fastmcp is installed by this script into the throwaway venv bench/.venv-peers (gitignored;
 bench/fastmcp_venv.py says how, including the `--no-deps` route when its pins are not on
 the registry); it brings whatever MCP SDK it needs there and runs as its own process.
-Prints median/p95/p99 per call and each variant's ratio of medians to direct.
+Every gateway writes to a temporary data folder (`NEXUS_DATA_DIR`), as a new user's.
+Prints median/p95/p99 per call and each variant's ratio of medians to direct, per era.
 """
 
 from __future__ import annotations
@@ -37,15 +46,21 @@ from pathlib import Path
 import _common as bench
 from fastmcp_venv import DEFAULT_VERSION, ensure_fastmcp
 
+DIRECT = "direct"
+NEXUS = ("nexus (default config)", "nexus (trimmed: no built-ins)")
+# The rows that must speak the group's era; the peer relays may fall back (their row says so).
+SAME_ERA = {DIRECT, "bare pipe relay (floor)", *NEXUS}
+ERA_NAMES = {"legacy": "handshake era", "auto": "2026-07-28"}
+
 
 def variants(tmp: Path, fastmcp_python: Path | None) -> dict[str, list[str]]:
-    auto = bench.write_gateway_config(tmp / "auto.json", protocol="auto")
-    legacy = bench.write_gateway_config(tmp / "legacy.json", protocol="legacy")
+    default = bench.write_gateway_config(tmp / "default.json", protocol="auto", builtins=True)
+    trimmed = bench.write_gateway_config(tmp / "trimmed.json", protocol="auto", builtins=False)
     commands = {
-        "direct": bench.UPSTREAM,
+        DIRECT: bench.UPSTREAM,
         "bare pipe relay (floor)": [*bench.PIPE_RELAY, *bench.UPSTREAM],
-        "nexus (protocol auto, default)": bench.nexus_stdio_command(auto),
-        "nexus (protocol legacy)": bench.nexus_stdio_command(legacy),
+        NEXUS[0]: bench.nexus_stdio_command(default),
+        NEXUS[1]: bench.nexus_stdio_command(trimmed),
         "naive SDK relay": [*bench.NAIVE_RELAY, *bench.UPSTREAM],
     }
     if fastmcp_python is not None:
@@ -58,36 +73,46 @@ def variants(tmp: Path, fastmcp_python: Path | None) -> dict[str, list[str]]:
 
 
 async def measure(
-    commands: dict[str, list[str]], calls: int, rounds: int, errlog_path: Path
-) -> dict[str, list[float]]:
-    with open(errlog_path, "w") as errlog:
+    commands: dict[str, list[str]], mode: str, calls: int, rounds: int, errlog_path: Path
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """The samples per variant, and the protocol version each one spoke."""
+    with open(errlog_path, "a") as errlog:
         async with AsyncExitStack() as stack:
-            clients = {
-                name: await bench.open_stdio_client(stack, cmd, errlog) for name, cmd in commands.items()
-            }
-            return await bench.interleaved_rounds(clients, calls, rounds)
+            clients = {}
+            for name, cmd in commands.items():
+                clients[name] = await bench.open_stdio_client(stack, cmd, errlog, mode)
+                if name in SAME_ERA:
+                    bench.expect_era(clients[name], name, mode)
+            spoken = {name: client.protocol_version for name, client in clients.items()}
+            return await bench.interleaved_rounds(clients, calls, rounds), spoken
 
 
 def run(args: argparse.Namespace, tmp: Path) -> None:
     fastmcp_python = ensure_fastmcp(args.fastmcp_version) if args.fastmcp else None
     commands = variants(tmp, fastmcp_python)
-    with bench.explain_failure(tmp / "stderr.log"):
-        samples = asyncio.run(measure(commands, args.calls, args.rounds, tmp / "stderr.log"))
     print(
         f"{args.calls} sequential tools/call per variant, {args.rounds} interleaved rounds, "
-        f"handshake-era client, SDK 2.x echo upstream over stdio "
-        f"(python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})"
+        f"SDK 2.x echo upstream over stdio (python {sys.version.split()[0]}, {os.cpu_count()} cpus)",
+        flush=True,
     )
-    direct = statistics.median(samples["direct"])
-    for name, series in samples.items():
-        print(bench.latency_row(name, series, None if name == "direct" else direct, width=32))
+    for mode in args.eras:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        with bench.explain_failure(tmp / "stderr.log"):
+            samples, spoken = asyncio.run(
+                measure(commands, mode, args.calls, args.rounds, tmp / "stderr.log")
+            )
+        load += " -> " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"--- {ERA_NAMES[mode]} client (SDK Client mode={mode!r}; load average {load})")
+        direct = statistics.median(samples[DIRECT])
+        for name, series in samples.items():
+            fallback = f"  (spoke {spoken[name]})" if spoken[name] != bench.ERAS[mode] else ""
+            print(bench.latency_row(name, series, None if name == DIRECT else direct, width=32) + fallback)
     if fastmcp_python is not None:
         print(f"fastmcp {args.fastmcp_version} from {fastmcp_python.parent.parent}")
     print("commands (U = upstream; configs are temporary files):")
     upstream = " ".join(bench.UPSTREAM)
     for name, command in commands.items():
-        shown = " ".join(command).replace(upstream, "U") if name != "direct" else upstream
+        shown = " ".join(command).replace(upstream, "U") if name != DIRECT else upstream
         print(f"  {name:<32} {shown}")
 
 
@@ -101,10 +126,18 @@ def main() -> None:
     parser.add_argument(
         "--no-fastmcp", dest="fastmcp", action="store_false", help="leave fastmcp's proxy out"
     )
+    parser.add_argument(
+        "--eras",
+        nargs="+",
+        choices=["legacy", "auto"],
+        default=["legacy", "auto"],
+        help="the client eras to measure, by SDK Client mode (default: both)",
+    )
     args = parser.parse_args()
     bench.adopt_orphans()
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            os.environ[bench.DATA_DIR_ENV] = str(Path(tmp) / "data")  # a new user's data folder
             run(args, Path(tmp))
     finally:
         bench.safe_cleanup()
