@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
-from mcp_nexus.cli_options import TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import PIPED_HELP, Column, Listing, print_json, print_listing, print_note
 
 app = typer.Typer(help="The result cache of a running gateway.", no_args_is_help=True)
+out = Console()
 
 
 @app.callback()
@@ -28,10 +31,23 @@ def clear(
     typer.echo(f"cleared {answer['cleared']} cached results{what}; {answer['entries']} left")
 
 
-@app.command()
-def stats(url: UrlOption = None, token: TokenOption = None) -> None:
+@app.command(epilog=PIPED_HELP)
+def stats(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
     """Show entries, bytes and per-tool hits and misses."""
     answer = admin_request("GET", url, "/api/cache", token, timeout=10)
-    typer.echo(f"{answer['entries']} entries, {answer['bytes']} bytes, {answer['evictions']} evicted")
+    if as_json:
+        print_json(answer)
+        return
+    print_note(f"{answer['entries']} entries, {answer['bytes']} bytes, {answer['evictions']} evicted", out)
+    listing = Listing(
+        (
+            Column("tool", key=True),
+            Column("hits", justify="right"),
+            Column("misses", justify="right"),
+            Column("merged", justify="right"),
+        ),
+        "per tool",
+    )
     for name, counts in answer["tools"].items():
-        typer.echo(f"  {name}: {counts['hits']} hits, {counts['misses']} misses, {counts['merged']} merged")
+        listing.add(name, str(counts["hits"]), str(counts["misses"]), str(counts["merged"]))
+    print_listing(listing, out)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# First: a Ctrl-C while the imports below run ends `nexus` quietly (exit 130).
+from mcp_nexus import cli_interrupt  # isort: split
+
 import json
 import logging
 import os
@@ -12,8 +15,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from mcp_nexus import __version__, event_loop
 from mcp_nexus.admin_client import AdminClient, AdminError, default_url
@@ -21,7 +22,17 @@ from mcp_nexus.bridge_cli import app as bridge_app
 from mcp_nexus.builtin.cortex.cli import app as cortex_app
 from mcp_nexus.builtin.device.cli import app as device_app
 from mcp_nexus.cache_cli import app as cache_app
-from mcp_nexus.cli_options import TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import (
+    PIPED_HELP,
+    Column,
+    Listing,
+    first_line,
+    print_json,
+    print_line,
+    print_listing,
+    print_note,
+)
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.schema import NexusConfig
@@ -33,7 +44,11 @@ from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
 from mcp_nexus.task_cli import app as task_app
 from mcp_nexus.upstream.upstream import Upstream
 
-app = typer.Typer(help="Nexus: many MCP servers behind one governed endpoint.", no_args_is_help=True)
+app = typer.Typer(
+    help="Nexus: many MCP servers behind one governed endpoint.",
+    epilog="Ctrl-C ends any command at once, with exit status 130.",
+    no_args_is_help=True,
+)
 config_app = typer.Typer(help="Inspect configuration files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(cortex_app, name="cortex")
@@ -43,7 +58,7 @@ app.add_typer(bridge_app, name="bridge")
 app.add_typer(task_app, name="task")
 app.add_typer(index_app, name="index")
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 out = Console()
 
 ConfigOption = Annotated[
@@ -57,6 +72,11 @@ PrivateConfigOption = Annotated[
     ),
 ]
 NameArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
+
+
+@app.callback()
+def _command() -> None:
+    cli_interrupt.command_started()
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -222,12 +242,12 @@ def _print_banner(runtime: Runtime) -> None:
 # -- tools and calls ---------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=PIPED_HELP)
 def tools(
     config: PrivateConfigOption = None,
     url: UrlOption = None,
     token: TokenOption = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """List the aggregated tools of the running gateway (or, with --config, of a private one)."""
     if config is None:
@@ -236,18 +256,22 @@ def tools(
         _quiet()
         rows = event_loop.run(_private_tools(_load(config)))
     if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print_json(rows)
         return
-    table = Table(title=f"{len(rows)} tools")
-    for column in ("tool", "server", "fallbacks", "description"):
-        table.add_column(column, overflow="fold")
+    listing = Listing(
+        (
+            Column("tool", key=True),
+            Column("server", key=True),
+            Column("fallbacks"),
+            Column("description", one_line=True),
+        ),
+        f"{len(rows)} tools",
+    )
     for row in rows:
-        description = (row.get("description") or "").split("\n")[0][:80]
-        # Text, not markup: a description like "[entity_exists]" must show as written.
-        table.add_row(
-            Text(row["name"]), Text(row["server"]), Text(", ".join(row["fallbacks"])), Text(description)
+        listing.add(
+            row["name"], row["server"], ", ".join(row["fallbacks"]), first_line(row.get("description"))
         )
-    out.print(table)
+    print_listing(listing, out)
 
 
 async def _private_tools(cfg: NexusConfig) -> list[dict[str, Any]]:
@@ -330,11 +354,21 @@ def _uptime(seconds: float | None) -> str:
 
 
 def _print_servers(rows: list[dict[str, Any]], history: bool) -> None:
-    table = Table(title="servers")
-    for column in ("server", "transport", "state", "priority", "tools", "uptime", "restarts", "error"):
-        table.add_column(column, overflow="fold")
+    listing = Listing(
+        (
+            Column("server", key=True),
+            Column("transport"),
+            Column("state", key=True),
+            Column("priority", justify="right"),
+            Column("tools", justify="right"),
+            Column("uptime", justify="right"),
+            Column("restarts", justify="right"),
+            Column("error"),
+        ),
+        "servers",
+    )
     for row in rows:
-        table.add_row(
+        listing.add(
             row["name"],
             row["transport"],
             row["state"],
@@ -344,21 +378,25 @@ def _print_servers(rows: list[dict[str, Any]], history: bool) -> None:
             str(row.get("restarts", 0)),
             row.get("last_error") or "",
         )
-    out.print(table)
+    print_listing(listing, out, section=history)
     if history:
+        changes = Listing(
+            (Column("server", key=True), Column("time"), Column("from"), Column("to"), Column("reason")),
+            "state changes",
+        )
         for row in rows:
-            out.print(f"[bold]{row['name']}[/bold]")
             for change in row.get("history", []):
                 when = time.strftime("%H:%M:%S", time.localtime(change["timestamp"]))
-                out.print(f"  {when} {change['from']} -> {change['to']}: {change['reason']}", highlight=False)
+                changes.add(row["name"], when, change["from"], change["to"], change["reason"])
+        print_listing(changes, out, section=True)
 
 
-@app.command()
+@app.command(epilog=PIPED_HELP)
 def servers(
     config: PrivateConfigOption = None,
     url: UrlOption = None,
     token: TokenOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
+    as_json: JsonOption = False,
     history: Annotated[
         bool, typer.Option("--history", help="Also print each server's state changes.")
     ] = False,
@@ -376,21 +414,20 @@ def servers(
         _quiet()
         rows = event_loop.run(_private_servers(_load(config)))
     if as_json:
-        print(json.dumps({"servers": rows, "frontends": frontends} if frontends else rows, indent=2))
+        print_json({"servers": rows, "frontends": frontends} if frontends else rows)
         return
     _print_servers(rows, history)
     if "http" in frontends:
         http = frontends["http"]
-        out.print(
+        print_note(
             f"http: {http['sessions']} handshake-era sessions open (idle timeout {http['session_idle_timeout']:g} s, "
             f"at most {http['session_max']})",
-            highlight=False,
-            markup=False,
+            out,
         )
     if "xiaozhi" in frontends:
         from mcp_nexus.frontends.xiaozhi import render_status
 
-        out.print(render_status(frontends["xiaozhi"]), highlight=False, markup=False)
+        print_note(render_status(frontends["xiaozhi"]), out)
 
 
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
@@ -403,7 +440,7 @@ async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
 def _server_action(action: str, name: str, url: str | None, token: str | None) -> None:
     answer = admin_request("POST", url, f"/api/servers/{name}/{action}", token)
     error = f": {answer['last_error']}" if answer.get("last_error") else ""
-    out.print(f"{answer['name']}: {answer['state']}{error}", highlight=False, markup=False)
+    print_line(f"{answer['name']}: {answer['state']}{error}", out)
     if answer["state"] == "ERROR" and action in ("start", "restart", "enable"):
         raise typer.Exit(1)
 
@@ -430,7 +467,7 @@ def restart(name: NameArgument, url: UrlOption = None, token: TokenOption = None
 def reload(url: UrlOption = None, token: TokenOption = None) -> None:
     """Make the running gateway re-read its config file and apply what changed."""
     answer = admin_request("POST", url, "/api/reload", token)
-    out.print(f"reloaded: {answer['summary']}", highlight=False, markup=False)
+    print_line(f"reloaded: {answer['summary']}", out)
     if answer.get("needs_process_restart"):
         err.print(
             f"{', '.join(answer['needs_process_restart'])} changed: that takes a restart of nexus serve",
@@ -439,38 +476,30 @@ def reload(url: UrlOption = None, token: TokenOption = None) -> None:
         )
 
 
-@app.command()
+@app.command(epilog=PIPED_HELP + " Each table follows a '# title' line.")
 def stats(
     url: UrlOption = None,
     token: TokenOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON.")] = False,
+    as_json: JsonOption = False,
     watch: Annotated[
         float | None,
         typer.Option("--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2)."),
     ] = None,
 ) -> None:
     """Show the running gateway's metrics: calls, errors, latency percentiles, cache, limits, upstreams."""
-    from rich.live import Live
-
-    from mcp_nexus.stats_view import render_stats
+    from mcp_nexus.stats_view import print_stats, watch_stats
 
     if watch is not None and watch <= 0:
         err.print(f"--watch takes seconds greater than 0, got {watch:g}", style="red", markup=False)
         raise typer.Exit(2)
     answer = admin_request("GET", url, "/api/metrics", token)
     if as_json:
-        print(json.dumps(answer, indent=2))
+        print_json(answer)
         return
     if watch is None:
-        out.print(render_stats(answer))
+        print_stats(answer, out)
         return
-    try:
-        with Live(render_stats(answer), console=out, screen=False, auto_refresh=False) as live:
-            while True:
-                time.sleep(watch)
-                live.update(render_stats(admin_request("GET", url, "/api/metrics", token)), refresh=True)
-    except KeyboardInterrupt:
-        pass
+    watch_stats(answer, lambda: admin_request("GET", url, "/api/metrics", token), watch, out)
 
 
 @config_app.command("check")

@@ -18,7 +18,9 @@ UrlOption = Annotated[
 TokenOption = Annotated[
     str | None, typer.Option("--token", envvar="NEXUS_TOKEN", help="Bearer token (default: $NEXUS_TOKEN).")
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the same data as JSON: what a script should read.")
+]
 
 
 def admin_request(
@@ -34,5 +36,5 @@ def admin_request(
     try:
         return AdminClient(url or default_url(), token, timeout=timeout).request(method, path, body)
     except AdminError as exc:
-        Console(stderr=True).print(str(exc), style="red", highlight=False, markup=False)
+        Console(stderr=True, soft_wrap=True).print(str(exc), style="red", highlight=False, markup=False)
         raise typer.Exit(1) from exc

@@ -13,22 +13,30 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote, urlencode
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
 from mcp_nexus.catalog.index_store import IndexStoreError
 from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import (
+    PIPED_HELP,
+    Column,
+    Listing,
+    first_line,
+    print_json,
+    print_line,
+    print_listing,
+    print_note,
+)
 from mcp_nexus.stores.index_location import default_index_path, open_index_store
 
 app = typer.Typer(help="The tool index: saved snapshot of every server's tools.", no_args_is_help=True)
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 LocalOption = Annotated[
     bool, typer.Option("--local", help="Use the index file in the data folder instead of a running gateway.")
@@ -57,44 +65,46 @@ def _load_file(path: Path) -> IndexSnapshot:
     return snapshot
 
 
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-@app.command()
+@app.command(epilog=PIPED_HELP)
 def status(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False) -> None:
     """Where the index came from (cache, sync, stale-cache, empty), its age, and each server's part."""
     answer = admin_request("GET", url, "/api/index", token)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     stale = " [STALE]" if answer["stale"] else ""
-    out.print(
+    print_note(
         f"{answer['tools']} tools, source {answer['source']}{stale}, last sync {answer['last_sync'] or '-'}, "
         f"version {answer['version']}",
-        highlight=False,
-        markup=False,
+        out,
     )
-    out.print(answer["message"], highlight=False, markup=False)
+    print_note(answer["message"], out)
     if answer.get("saved_to"):
-        out.print(f"saved to {answer['saved_to']}", highlight=False, markup=False)
+        print_note(f"saved to {answer['saved_to']}", out)
     if answer.get("save_error"):
-        err.print(answer["save_error"], style="yellow", highlight=False, markup=False)
-    table = Table(title="servers")
-    for column in ("server", "state", "tools", "last sync", "error"):
-        table.add_column(column, overflow="fold")
+        print_line(answer["save_error"], err, style="yellow")
+    listing = Listing(
+        (
+            Column("server", key=True),
+            Column("state"),
+            Column("tools", justify="right"),
+            Column("last sync"),
+            Column("error"),
+        ),
+        "servers",
+    )
     for row in answer["servers"]:
-        table.add_row(
-            Text(row["server_id"]),
-            Text(row["state"]),
+        listing.add(
+            row["server_id"],
+            row["state"],
             str(row["tools"]),
-            Text(row.get("last_sync") or "-"),
-            Text(row.get("error") or ""),
+            row.get("last_sync") or "-",
+            row.get("error") or "",
         )
-    out.print(table)
+    print_listing(listing, out)
 
 
-@app.command("ls")
+@app.command("ls", epilog=PIPED_HELP)
 def list_tools(
     tag: Annotated[
         str | None, typer.Option("--tag", help="Only tools with this tag, e.g. navigation.")
@@ -121,21 +131,29 @@ def list_tools(
             found = (index.get_tools_by_tag(tag) if tag else index.get_all_tools())[:limit]
         rows = [entry.as_dict() for entry in found]
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
-    table = Table(title=f"{len(rows)} tools" + (f" tagged {tag}" if tag else ""))
-    for column in ("tool", "server", "tags", "blocking", "cost", "description"):
-        table.add_column(column, overflow="fold")
+    listing = Listing(
+        (
+            Column("tool", key=True),
+            Column("server", key=True),
+            Column("tags"),
+            Column("blocking"),
+            Column("cost"),
+            Column("description", one_line=True),
+        ),
+        f"{len(rows)} tools" + (f" tagged {tag}" if tag else ""),
+    )
     for row in rows:
-        table.add_row(
-            Text(row["name"]),
-            Text(row["server_id"]),
-            Text(", ".join(row["tags"])),
+        listing.add(
+            row["name"],
+            row["server_id"],
+            ", ".join(row["tags"]),
             "yes" if row["blocking"] else "no",
             row["cost_estimate"],
-            Text((row.get("description") or "").split("\n")[0][:70]),
+            first_line(row.get("description")),
         )
-    out.print(table)
+    print_listing(listing, out)
 
 
 @app.command()
@@ -158,7 +176,7 @@ def show(
             err.print(f"no tool named {name!r} in {path}", style="red", highlight=False, markup=False)
             raise typer.Exit(1)
         entry = found.as_dict()
-    _print_json(entry)
+    print_json(entry)
 
 
 @app.command()
@@ -166,9 +184,9 @@ def sync(url: UrlOption = None, token: TokenOption = None, as_json: JsonOption =
     """Ask every server of the running gateway for its tools now (the sync rules decide what is kept)."""
     answer = admin_request("POST", url, "/api/index/sync", token)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
-    out.print(answer["message"], highlight=False, markup=False)
+    print_line(answer["message"], out)
     if answer["source"] in ("stale-cache", "empty"):
         raise typer.Exit(1)
 
@@ -216,7 +234,7 @@ def import_index(
     path = _offline(local, store)
     if path is None:
         answer = admin_request("POST", url, "/api/index/import", token, document)
-        out.print(f"{answer['tools']} tools: {answer['message']}", highlight=False, markup=False)
+        print_line(f"{answer['tools']} tools: {answer['message']}", out)
         return
     try:
         snapshot = IndexSnapshot.from_document(document)
@@ -227,4 +245,4 @@ def import_index(
     except IndexStoreError as exc:
         err.print(str(exc), style="red", highlight=False, markup=False)
         raise typer.Exit(1) from exc
-    out.print(f"saved {snapshot.tool_count} tools to {path}", highlight=False, markup=False)
+    print_line(f"saved {snapshot.tool_count} tools to {path}", out)

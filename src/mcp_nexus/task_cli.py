@@ -13,12 +13,16 @@ import time
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
-from mcp_nexus.cli_options import TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import PIPED_HELP, Column, Listing, print_json, print_listing
 
 app = typer.Typer(
     help="Goals carried out by the gateway's control plane (docs/CONTROL.md).", no_args_is_help=True
 )
+
+out = Console()
 
 FINISHED = ("succeeded", "failed", "cancelled")
 POLL_SECONDS = 0.3
@@ -43,7 +47,10 @@ def run(
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
-    """Queue a goal and show each step as it happens; exit 0 when it succeeds."""
+    """Queue a goal and show each step as it happens; exit 0 when it succeeds.
+
+    Ctrl-C stops following the task (exit status 130); the task itself keeps running.
+    """
     body: dict[str, Any] = {"goal": goal}
     if mode:
         body["mode"] = mode
@@ -51,10 +58,21 @@ def run(
     typer.echo(f"task {task['id']} queued ({task['mode']}-driven): {task['goal']}")
     if not wait:
         return
+    try:
+        _follow(task["id"], timeout, url, token)
+    except KeyboardInterrupt:
+        typer.echo(
+            f"stopped following task {task['id']}; it keeps running (`nexus task cancel {task['id']}` ends it)",
+            err=True,
+        )
+        raise typer.Exit(130) from None
+
+
+def _follow(task_id: str, timeout: float, url: str | None, token: str | None) -> None:
     shown, plan_shown = 0, False
     deadline = time.monotonic() + timeout
     while True:
-        view = admin_request("GET", url, f"/api/tasks/{task['id']}", token, timeout=30)
+        view = admin_request("GET", url, f"/api/tasks/{task_id}", token, timeout=30)
         plan = view.get("plan")
         if plan and not plan_shown:
             typer.echo("plan: " + " | ".join(step["description"] for step in plan["steps"]))
@@ -68,26 +86,33 @@ def run(
             raise typer.Exit(0 if view["status"] == "succeeded" else 1)
         if time.monotonic() > deadline:
             typer.echo(
-                f"still {view['status']} after {timeout:g} s: follow it with `nexus task show {task['id']}`"
+                f"still {view['status']} after {timeout:g} s: follow it with `nexus task show {task_id}`"
             )
             raise typer.Exit(2)
         time.sleep(POLL_SECONDS)
 
 
-@app.command("ls")
+@app.command("ls", epilog=PIPED_HELP)
 def list_tasks(
     status: Annotated[str | None, typer.Option(help="Only tasks in this state.")] = None,
     limit: Annotated[int, typer.Option(help="Most tasks to show.")] = 20,
     url: UrlOption = None,
     token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """The newest tasks with their status."""
     query = f"?limit={limit}" + (f"&status={status}" if status else "")
     rows = admin_request("GET", url, f"/api/tasks{query}", token, timeout=30)["tasks"]
-    if not rows:
-        typer.echo("no tasks")
+    if as_json:
+        print_json(rows)
+        return
+    listing = Listing(
+        (Column("id", key=True), Column("status"), Column("steps", justify="right"), Column("goal")),
+        f"{len(rows)} tasks",
+    )
     for row in rows:
-        typer.echo(f"{row['id']}  {row['status']:<9}  {row['steps']:>2} steps  {row['goal']}")
+        listing.add(row["id"], row["status"], str(row["steps"]), row["goal"])
+    print_listing(listing, out)
 
 
 @app.command()
