@@ -92,7 +92,8 @@ def test_admin_api_and_cli_control_a_running_gateway(tmp_path: Path) -> None:
 
         table = cli(port, "servers", "--history").stdout
         assert "restarted by operator" in table
-        rows = {line.split("│")[1].strip(): line for line in table.splitlines() if line.count("│") > 3}
+        # Piped: one tab-separated row per line, the server's name first (other lines start with "#").
+        rows = {line.split("\t")[0]: line for line in table.splitlines() if "\t" in line and line[:1] != "#"}
         assert "READY" in rows["a"] and "READY" in rows["b"]
 
         config.write_text(json.dumps(document({"a": faulty("a"), "b": faulty("b"), "c": faulty("c")})))
