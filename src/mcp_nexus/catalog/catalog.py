@@ -2,13 +2,16 @@
 
 Rebuilt from the upstreams' own lists whenever one changes (cheap: a few dict inserts per
 item); each exposed name keeps its ordered candidates so the router can fall back by
-priority when several servers share a bare name.
+priority when several servers share a bare name. A tool with an unusable name, or whose name
+lands in another server's namespace or shadows a built-in's or the gateway's own tool, is
+refused (tool_admission.py): logged once, kept on its upstream as `refused_tools`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +22,11 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.names import exposed_name, is_allowed
+from mcp_nexus.catalog.tool_admission import Admitted, ToolAdmission
+from mcp_nexus.catalog.tool_names import name_warning, printable
 from mcp_nexus.upstream.upstream import Upstream
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +84,15 @@ class Catalog:
         self.tools_signature = ""
         self.resources_signature = ""
         self.prompts_signature = ""
+        self.admission = ToolAdmission((), separator)
+        self._admitted: dict[str, Admitted] = {}  # by server name, as of the last rebuild
+        self._reported: set[tuple[str, str, str]] = set()  # (server, tool, reason) already logged
 
     def rebuild(self, upstreams: Iterable[Upstream]) -> set[str]:
         """Recompute everything from the ready upstreams; returns which lists changed."""
         self.upstreams = _by_priority(upstreams)
         ready = [u for u in self.upstreams if u.is_ready]
+        self._admit()
         self._build_tools(ready)
         self._build_offline()
         self._build_resources(ready)
@@ -98,14 +109,41 @@ class Catalog:
                 changed.add(kind)
         return changed
 
+    def _admit(self) -> None:
+        """Split every server's tools into admitted and refused; record and log the refusals."""
+        self.admission = ToolAdmission(self.upstreams, self.separator, self.local_tools)
+        admitted: dict[str, Admitted] = {}
+        for upstream in self.upstreams:
+            result = admitted[upstream.name] = self.admission.admit(upstream)
+            refused: dict[str, str] = {}
+            for refusal in result.refused:
+                shown = printable(refusal.tool_name)
+                refused[shown] = refusal.reason
+                self._report(upstream.name, shown, refusal.reason, logging.WARNING, "refused")
+            for name, tool in result.tools:
+                warning = name_warning(tool.name)
+                if warning is not None:
+                    self._report(upstream.name, printable(name), warning, logging.INFO, "kept")
+            # Shown by /api/servers and the dashboard: the names are printable, never raw.
+            upstream.refused_tools = refused
+        self._admitted = admitted
+
+    def _report(self, server: str, shown: str, reason: str, level: int, verdict: str) -> None:
+        key = (server, shown, reason)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        logger.log(level, "server %s: tool '%s' %s: %s", server, shown, verdict, reason)
+
+    def admitted_tools(self, upstream: Upstream) -> list[tuple[str, types.Tool]]:
+        """(exposed name, tool) for each tool of `upstream` that may be exposed, as of the last rebuild."""
+        found = self._admitted.get(upstream.name)
+        return found.tools if found is not None else []
+
     def _build_tools(self, ready: list[Upstream]) -> None:
         routes: dict[str, list[ToolRoute]] = {}
         for upstream in ready:
-            config = upstream.config
-            for tool in upstream.tools:
-                if not is_allowed(tool.name, config.tools):
-                    continue
-                name = exposed_name(config.effective_namespace, tool.name, self.separator)
+            for name, tool in self.admitted_tools(upstream):
                 routes.setdefault(name, []).append(ToolRoute(upstream, tool))
         tools: dict[str, CatalogTool] = {}
         # The gateway's own tools come first and keep their names: an upstream tool with the
@@ -126,12 +164,9 @@ class Catalog:
         for upstream in self.upstreams:
             if upstream.is_ready:
                 continue
-            config = upstream.config
-            for tool in upstream.tools:  # what it offered when it last ran
-                if is_allowed(tool.name, config.tools):
-                    name = exposed_name(config.effective_namespace, tool.name, self.separator)
-                    if name not in self.tools:
-                        offline.setdefault(name, upstream)
+            for name, _tool in self.admitted_tools(upstream):  # what it offered when it last ran
+                if name not in self.tools:
+                    offline.setdefault(name, upstream)
         self.offline = offline
 
     def offline_owner(self, name: str) -> Upstream | None:
@@ -144,11 +179,12 @@ class Catalog:
         for upstream in self.upstreams:
             if not upstream.connecting:
                 continue
-            namespace = upstream.config.effective_namespace
+            config = upstream.config
+            namespace = config.effective_namespace
             if namespace:
                 if name.startswith(namespace + self.separator):
                     owners.append(upstream)
-            elif is_allowed(name, upstream.config.tools):
+            elif is_allowed(name, config.tools) and self.admission.refusal(config, name, name) is None:
                 owners.append(upstream)
         return owners
 

@@ -9,6 +9,7 @@ import mcp_types as types
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.names import exposed_name, is_allowed
 from mcp_nexus.catalog.tags import Tagger
+from mcp_nexus.catalog.tool_names import name_problem
 from mcp_nexus.catalog.tool_traits import tool_traits
 from mcp_nexus.config.schema import ServerConfig
 
@@ -22,11 +23,16 @@ def entries_for_server(
     now: str,
     previous: Mapping[str, IndexEntry] | None = None,
 ) -> tuple[IndexEntry, ...]:
-    """Entries for the tools the server's filter exposes; `previous` (by tool name) keeps unchanged timestamps."""
+    """Entries for the tools the server's filter exposes; `previous` (by tool name) keeps unchanged timestamps.
+
+    `tools` should already be the catalog's admitted ones (tool_admission.py); a name no entry
+    may hold (empty, control characters, ...) is skipped here too, so a saved index never
+    carries one.
+    """
     entries = []
     namespace = server.effective_namespace
     for tool in tools:
-        if not is_allowed(tool.name, server.tools):
+        if name_problem(tool.name) is not None or not is_allowed(tool.name, server.tools):
             continue
         annotations = (
             tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -7,7 +7,9 @@ import json
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mcp_nexus.catalog.tool_names import name_problem, printable
 
 CostEstimate = Literal["low", "medium", "high"]
 
@@ -43,6 +45,23 @@ class IndexEntry(BaseModel):
     cost_estimate: CostEstimate = "low"
     last_updated: str = ""  # ISO 8601, UTC
     annotations: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tool_name")
+    @classmethod
+    def _check_tool_name(cls, value: str) -> str:
+        problem = name_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem}: {printable(value)!r}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        # the exposed name: a namespace may take it past 128 characters, nothing else may be wrong with it
+        problem = name_problem(value[:128])
+        if problem is not None:
+            raise ValueError(f"{problem}: {printable(value)!r}")
+        return value
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, every field (the admin API and `nexus index show`)."""

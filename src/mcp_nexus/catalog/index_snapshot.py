@@ -11,6 +11,7 @@ the design, without those two, still imports: `name` becomes `<server_id>.<tool_
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_nexus.catalog.index_entry import IndexEntry
+
+logger = logging.getLogger(__name__)
 
 INDEX_FORMAT_VERSION = "1.0.0"
 
@@ -86,7 +89,14 @@ class IndexSnapshot:
         }
 
     @classmethod
-    def from_document(cls, doc: Any, namer: Namer = default_namer) -> IndexSnapshot:
+    def from_document(
+        cls, doc: Any, namer: Namer = default_namer, *, skip_bad_entries: bool = False
+    ) -> IndexSnapshot:
+        """The snapshot a document describes; IndexFormatError names the first place that is wrong.
+
+        `skip_bad_entries` (loading what was saved): a tool entry that is wrong is left out with a
+        warning instead, so one bad entry never costs the whole saved index.
+        """
         if not isinstance(doc, dict):
             raise IndexFormatError(f"an index file is a JSON object, got {type(doc).__name__}")
         last_sync = doc.get("last_sync")
@@ -110,7 +120,13 @@ class IndexSnapshot:
             # A server or tool named twice: the later one wins (as a dict update would).
             by_name = {entry.tool_name: entry for entry in servers.get(server_id, ())}
             for j, tool in enumerate(tools):
-                entry = _entry(tool, server_id, f"{where}.tools[{j}]", last_sync, namer)
+                try:
+                    entry = _entry(tool, server_id, f"{where}.tools[{j}]", last_sync, namer)
+                except IndexFormatError as exc:
+                    if not skip_bad_entries:
+                        raise
+                    logger.warning("tool index: entry skipped: %s", exc)
+                    continue
                 by_name[entry.tool_name] = entry
             servers[server_id] = tuple(by_name.values())
         version = doc.get("version", INDEX_FORMAT_VERSION)

@@ -33,6 +33,7 @@ from mcp_nexus.catalog.index_snapshot import IndexSnapshot, parse_iso, utc_now_i
 from mcp_nexus.catalog.index_store import IndexStore, IndexStoreError
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
+from mcp_nexus.catalog.tool_admission import ToolAdmission
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.upstream.upstream import Upstream
@@ -168,13 +169,14 @@ class IndexSync:
             tagger = self.tagger()
             answered: dict[str, tuple[IndexEntry, ...]] = {}
             states: dict[str, ServerIndexStatus] = {}
+            admission = self._admission()
             for upstream, error in zip(upstreams, answers, strict=True):
                 if error is not None:
                     states[upstream.name] = ServerIndexStatus("failed", 0, error)
                     continue
                 entries = entries_for_server(
                     upstream.config,
-                    upstream.tools,
+                    [tool for _name, tool in admission.admit(upstream).tools],
                     separator=config.gateway.name_separator,
                     tagger=tagger,
                     now=now,
@@ -273,6 +275,7 @@ class IndexSync:
         previous = self._by_server()
         servers = dict(self.index.snapshot.servers)
         changed = False
+        admission = self._admission()
         for server_id in [s for s in servers if s not in config.servers]:
             del servers[server_id]  # removed from the config
             self.index.status.servers.pop(server_id, None)
@@ -280,7 +283,7 @@ class IndexSync:
         for upstream in ready:
             entries = entries_for_server(
                 upstream.config,
-                upstream.tools,
+                [tool for _name, tool in admission.admit(upstream).tools],
                 separator=config.gateway.name_separator,
                 tagger=self.tagger(),
                 now=now,
@@ -361,6 +364,10 @@ class IndexSync:
             return saved
         kept = {server_id: tools for server_id, tools in saved.servers.items() if server_id in configured}
         return IndexSnapshot(kept, saved.last_sync, saved.format_version)
+
+    def _admission(self) -> ToolAdmission:
+        """The catalog's rules (tool_admission.py): a refused tool never enters the index either."""
+        return ToolAdmission(self._upstreams().values(), self._current().gateway.name_separator)
 
     def _by_server(self) -> dict[str, dict[str, IndexEntry]]:
         return {

@@ -119,6 +119,11 @@ class ServerConfig(CallPolicy):
     priority: int | None = None
     namespace: str | None = Field(default=None, description="None = the server's key; '' = bare names")
     tools: ToolFilter = Field(default_factory=ToolFilter)
+    shadows: list[str] = Field(
+        default_factory=list,
+        description="exposed names this server may offer although they land in another server's namespace "
+        "or are a built-in's or the gateway's own (docs/SECURITY.md, 'Tool names from upstreams')",
+    )
     # stdio
     command: str | None = None
     args: list[str] = Field(default_factory=list)

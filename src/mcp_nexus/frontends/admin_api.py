@@ -57,6 +57,10 @@ def server_status(supervisor: Supervisor, *, history: bool = True) -> dict[str, 
         "priority": config.effective_priority,
         "namespace": config.effective_namespace,
         "tools": len(upstream.tools),
+        # tools the catalog will not expose (bad names, another server's namespace, a built-in's name)
+        "refused_tools": [
+            {"tool": name, "reason": reason} for name, reason in sorted(upstream.refused_tools.items())
+        ],
         "protocol": upstream.protocol_version,
         "last_error": upstream.last_error,
         "uptime": None if upstream.uptime is None else round(upstream.uptime, 3),
@@ -286,6 +290,15 @@ def openapi_document() -> dict[str, Any]:
                         "priority": {"type": "integer"},
                         "namespace": {"type": "string"},
                         "tools": {"type": "integer"},
+                        "refused_tools": {
+                            "type": "array",
+                            "description": "tools not exposed: the name (unsafe characters escaped) and why",
+                            "items": {
+                                "type": "object",
+                                "properties": {"tool": {"type": "string"}, "reason": {"type": "string"}},
+                                "required": ["tool", "reason"],
+                            },
+                        },
                         "protocol": {"type": ["string", "null"]},
                         "last_error": {"type": ["string", "null"]},
                         "uptime": {"type": ["number", "null"], "description": "seconds READY"},

@@ -4,6 +4,8 @@ A custom prometheus-client Collector reads `MetricsReader.snapshot()` when scrap
 hot path never touches prometheus-client objects; the exposition itself is the library's.
 Label values are tool, server, frontend and method names, error classes and states: never
 arguments, tokens or URLs. The names are listed in docs/OPERATIONS.md ("Metrics").
+Every label value goes through `_label`: prometheus-client escapes only backslash, quote and
+newline, and a tool name a client called (or an old server listed) may hold ESC or U+202E.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 from prometheus_client.samples import Sample
 
+from mcp_nexus.catalog.tool_names import printable
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader, state_values
+
+LABEL_CHARS = 200
+"""Longest label value shown: more than any valid exposed name; longer ones are cut (and say so)."""
+
+
+def _label(value: object) -> str:
+    """A label value that cannot drive a terminal or a log viewer: unsafe characters escaped, cut long."""
+    return printable(str(value), LABEL_CHARS)
+
 
 _QUANTILES = (("0.5", "p50"), ("0.95", "p95"), ("0.99", "p99"))
 _COUNTERS = (
@@ -50,10 +62,11 @@ def _call_families(prefix: str, label: str, what: str, rows: dict[str, dict[str,
         key: CounterMetricFamily(f"{prefix}_{key}", f"{doc}, per {what}", labels=[label])
         for key, doc in _COUNTERS
     }
-    for name, row in rows.items():
+    for raw_name, row in rows.items():
+        name = _label(raw_name)
         calls.add_metric([name], row["calls"])
         for klass, count in row["errors_by_class"].items():
-            errors.add_metric([name, klass], count)
+            errors.add_metric([name, _label(klass)], count)
         summary = row["latency"]
         latency.add_metric([name], count_value=summary["count"], sum_value=summary["sum"])
         for quantile, key in _QUANTILES:
@@ -86,7 +99,7 @@ class GatewayCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         snap = self.reader.snapshot()
         info = GaugeMetricFamily("nexus_info", "the gateway's version", labels=["version"])
-        info.add_metric([snap["version"]], 1)
+        info.add_metric([_label(snap["version"])], 1)
         yield info
         gw = snap["gateway"]
         yield from _gauge("nexus_gateway_uptime_seconds", "seconds since the gateway started", gw["uptime"])
@@ -127,7 +140,8 @@ class GatewayCollector(Collector):
             "sessions or links open now (HTTP sessions, Xiaozhi links)",
             labels=["frontend"],
         )
-        for name, row in snap["frontends"].items():
+        for raw_name, row in snap["frontends"].items():
+            name = _label(raw_name)
             f_calls.add_metric([name], row["calls"])
             f_errors.add_metric([name], row["errors"])
             f_active.add_metric([name], row["active_clients"])
@@ -158,7 +172,8 @@ class GatewayCollector(Collector):
             "nexus_upstream_cpu_seconds", "CPU time of a stdio server process", labels=labels
         )
         tools = GaugeMetricFamily("nexus_upstream_tools", "tools the server lists", labels=labels)
-        for name, row in snap["upstreams"].items():
+        for raw_name, row in snap["upstreams"].items():
+            name = _label(raw_name)
             for value in state_values():
                 state.add_metric([name, value], 1 if row["state"] == value else 0)
             up.add_metric([name], 1 if row["state"] in ("READY", "DEGRADED") else 0)

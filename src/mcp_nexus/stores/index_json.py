@@ -30,7 +30,7 @@ class JsonIndexStore:
     def _load(self) -> IndexSnapshot:
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
-            return IndexSnapshot.from_document(doc)
+            return IndexSnapshot.from_document(doc, skip_bad_entries=True)
         except (OSError, ValueError, IndexFormatError) as exc:
             raise IndexStoreError(f"cannot read the tool index {self.path}: {exc}") from exc
 

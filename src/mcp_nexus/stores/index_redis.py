@@ -37,7 +37,7 @@ class RedisIndexStore:
         if raw is None:
             return None
         try:
-            return IndexSnapshot.from_document(json.loads(raw))
+            return IndexSnapshot.from_document(json.loads(raw), skip_bad_entries=True)
         except (ValueError, IndexFormatError) as exc:
             raise IndexStoreError(f"cannot read the tool index {self.location}: {exc}") from exc
 

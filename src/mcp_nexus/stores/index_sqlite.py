@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 from contextlib import closing
@@ -17,6 +18,8 @@ from pathlib import Path
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import INDEX_FORMAT_VERSION, IndexSnapshot
 from mcp_nexus.catalog.index_store import IndexStoreError
+
+logger = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -75,7 +78,12 @@ class SqliteIndexStore:
                     row[0]: [] for row in db.execute("SELECT server_id FROM servers ORDER BY position")
                 }
                 for row in db.execute(f"SELECT {_COLUMNS} FROM tools ORDER BY server_id, position"):
-                    servers.setdefault(row[0], []).append(_entry(row))
+                    try:
+                        entry = _entry(row)
+                    except ValueError as exc:  # one bad entry costs that entry, never the whole index
+                        logger.warning("tool index %s: entry skipped (server %r): %s", self.path, row[0], exc)
+                        continue
+                    servers.setdefault(row[0], []).append(entry)
         except (sqlite3.Error, ValueError) as exc:
             raise IndexStoreError(f"cannot read the tool index {self.path}: {exc}") from exc
         return IndexSnapshot(

@@ -143,6 +143,8 @@ class Upstream:
         self._redactor: tuple[ServerConfig, SecretRedactor] | None = None
         self.ready_since: float | None = None
         self.tools: list[types.Tool] = []
+        # Set by the catalog: tools it will not expose, printable name -> why (catalog/tool_admission.py).
+        self.refused_tools: dict[str, str] = {}
         self.resources: list[types.Resource] = []
         self.resource_templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []

@@ -80,6 +80,14 @@
       renderServers();
     } catch (e) { toast(`${name} ${action}: ${e.message}`, true); }
   }
+  // Tools the gateway will not expose from this server (names arrive escaped; shown as text only).
+  function refusedTools(row) {
+    const refused = row.refused_tools || [];
+    if (!refused.length) return [];
+    return [h("details", { class: "refused", "data-refused": refused.length },
+      h("summary", { text: `refused tools: ${refused.length}` }),
+      ...refused.map((r) => h("div", {}, h("code", { text: r.tool }), " ", h("span", { text: r.reason }))))];
+  }
   function renderServers() {
     const body = $("#servers-table tbody");
     body.textContent = "";
@@ -92,7 +100,7 @@
         h("td", { class: "num", text: row.tools }),
         h("td", { class: "num", text: row.restarts ?? 0 }),
         h("td", { text: uptime(row.uptime == null ? null : row.uptime + (Date.now() - (row._at || Date.now())) / 1000) }),
-        h("td", { class: "muted", text: row.last_error || "" }),
+        h("td", { class: "muted" }, row.last_error || "", ...refusedTools(row)),
         h("td", { class: "actions" }, ...actionsFor(row)),
       ));
     }
