@@ -41,7 +41,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     tmp = tmp_path_factory.mktemp("search")
     port = free_port()
     config = {
-        "gateway": {"port": port, "tool_search": SEARCH},
+        # No per-tool rate limit: the module calls find_tools back to back (the default 5/second
+        # would answer some of those calls with an alert instead of hits).
+        "gateway": {"port": port, "tool_search": SEARCH, "rate_limit": None},
         "servers": {
             "time": {"command": require(VENV_BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
             "git": {
