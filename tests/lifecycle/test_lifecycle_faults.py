@@ -121,7 +121,10 @@ async def test_stderr_noise_is_logged_per_line_and_does_not_disturb_calls(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, "mcp_nexus.upstream.stderr")
-    async with running_gateway(document({"n": faulty("n", "--stderr-noise", "50")})) as gw:
+    # Every line logged: a burst above the 2,050 lines (limits.stderr_burst; the default logs 100 at
+    # once, tests/robustness/test_upstream_floods.py covers the limit).
+    noisy = faulty("n", "--stderr-noise", "50", limits={"stderr_burst": 5000})
+    async with running_gateway(document({"n": noisy})) as gw:
         assert text(await gw.call_tool("n.noise", {"lines": 2000})) == "n: noisy"
         assert text(await gw.call_tool("n.echo", {"text": "x"})) == "n: x"
         await eventually(lambda: "noise line 1999" in caplog.text, what="stderr lines logged")

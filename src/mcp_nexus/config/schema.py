@@ -104,6 +104,25 @@ class RestartPolicy(_Strict):
         return self
 
 
+class UpstreamLimits(_Strict):
+    """What one server's own traffic may cost the gateway (docs/SECURITY.md, "Hostile upstream servers")."""
+
+    list_refresh_interval: float = Field(
+        default=1.0,
+        ge=0,
+        description="seconds between two refreshes of one list after list_changed (one runs, one waits)",
+    )
+    stderr_line_chars: int = Field(
+        default=1000, ge=80, description="characters of one stderr line that are logged; the rest is cut"
+    )
+    stderr_lines_per_second: float = Field(
+        default=10.0, gt=0, description="stderr lines logged per second on average; the rest are counted"
+    )
+    stderr_burst: int = Field(
+        default=100, ge=1, description="stderr lines logged at once before the rate applies"
+    )
+
+
 class ServerConfig(CallPolicy):
     """One upstream MCP server."""
 
@@ -143,6 +162,7 @@ class ServerConfig(CallPolicy):
     auto_restart: bool = Field(default=True, validation_alias=AliasChoices("auto_restart", "auto_reconnect"))
     health: HealthCheck = Field(default_factory=HealthCheck)
     restart: RestartPolicy = Field(default_factory=RestartPolicy)
+    limits: UpstreamLimits = Field(default_factory=UpstreamLimits)
     # embedded
     module: str | None = Field(default=None, description="'package.module:attribute'")
     options: dict[str, Any] = Field(default_factory=dict)

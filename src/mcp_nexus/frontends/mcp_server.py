@@ -112,6 +112,9 @@ class McpFrontend:
         # Handshake-era HTTP sessions by Mcp-Session-Id, for the lean tools/call (lean_call).
         self._sessions: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._tasks: set[asyncio.Task[None]] = set()
+        # Changes waiting to be told to clients, in order: each kind at most once (see _on_gateway_change).
+        self._changes: dict[str, None] = {}
+        self._broadcaster: asyncio.Task[None] | None = None
         self.server = _NexusServer(
             "mcp-nexus",
             version=__version__,
@@ -206,9 +209,22 @@ class McpFrontend:
         return b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result + b"}"
 
     def _on_gateway_change(self, kind: str) -> None:
-        task = asyncio.ensure_future(self._broadcast(kind))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        # Coalesced: one broadcast of a kind running and one waiting, so a burst of changes (an
+        # upstream flooding list_changed) is a bounded number of notifications, and one task.
+        self._changes[kind] = None
+        if self._broadcaster is None or self._broadcaster.done():
+            task = self._broadcaster = asyncio.ensure_future(self._broadcast_changes())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _broadcast_changes(self) -> None:
+        while self._changes:
+            kind = next(iter(self._changes))
+            del self._changes[kind]
+            try:
+                await self._broadcast(kind)
+            except Exception as exc:  # one failed broadcast must not stop the next ones
+                logger.warning("telling clients that %s changed failed: %s", kind, exc)
 
     async def _broadcast(self, kind: str) -> None:
         if kind.startswith("resource_updated:"):

@@ -66,6 +66,11 @@ class SessionEvents(Protocol):
 
     def transport_error(self, error: Exception) -> None: ...
 
+    def refresh_waiting(self, lists: str) -> bool:
+        """A refresh of `lists` ("tools", "resources", "prompts") is already waiting to start:
+        one more list_changed of that kind adds nothing (a transport may drop it unread)."""
+        ...
+
     def lost(self, session: Session, reason: str) -> None:
         """The connection died on its own (a crashed child): said at once, before the session winds down."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 from contextlib import AsyncExitStack
@@ -35,6 +36,12 @@ from mcp_nexus.upstream.stderr_log import StderrForwarder
 logger = logging.getLogger(__name__)
 
 LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
+
+_LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/resources/list_changed": "resources",
+    "notifications/prompts/list_changed": "prompts",
+}
 
 # What a stdio child needs from our environment besides what the config gives it: enough to
 # find interpreters (PATH), write caches (HOME) and decode text (LANG), never our secrets.
@@ -79,7 +86,7 @@ class StdioSession(Session):
     async def _dispatcher(self, stack: AsyncExitStack) -> Any:
         config = self.config
         assert config.command is not None
-        self.stderr = StderrForwarder(config.name, SecretRedactor.for_server(config))
+        self.stderr = StderrForwarder(config.name, SecretRedactor.for_server(config), config.limits)
         stack.callback(self.stderr.close_parent_end)
 
         def write(frame: bytes) -> None:
@@ -115,7 +122,21 @@ class StdioSession(Session):
             # A server printing noise on stdout: say so, keep reading.
             logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
             return
+        if len(line) < 256 and b"list_changed" in line and self._redundant(line):
+            return
         peer.receive(line)
+
+    def _redundant(self, line: bytes) -> bool:
+        """A list_changed whose refresh is already waiting to start: dropped before the typed layer
+        (a server flooding them costs a json.loads each, not a trip through the SDK)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "id" in message:
+            return False
+        lists = _LIST_CHANGED.get(message.get("method"))  # type: ignore[arg-type]
+        return lists is not None and self.events.refresh_waiting(lists)
 
     def _stdout_overrun(self) -> None:
         logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, LINE_LIMIT)

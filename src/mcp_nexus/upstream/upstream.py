@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.upstream.embedded import EmbeddedSession
 from mcp_nexus.upstream.http import HttpSession
 from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.list_refresh import ListRefresh
 from mcp_nexus.upstream.negotiate import Era
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, describe_error
 from mcp_nexus.upstream.sse import SseSession
@@ -122,6 +124,10 @@ class _Events:
     def transport_error(self, error: Exception) -> None:
         logger.warning("server %s: transport error: %s", self.upstream.name, error)
 
+    def refresh_waiting(self, lists: str) -> bool:
+        refresh = self.upstream._refreshes.get(lists)
+        return refresh is not None and refresh.waiting
+
     def lost(self, session: Session, reason: str) -> None:
         self.upstream._on_session_lost(session, reason)
 
@@ -170,6 +176,17 @@ class Upstream:
         self._watched_resources: set[str] = set()
         self._listen_task: asyncio.Task[None] | None = None
         self._ready_event = asyncio.Event()  # set while READY or DEGRADED: callers waiting for a start
+        # After list_changed: one refresh running and one waiting per list, spaced (list_refresh.py).
+        self._refreshes: dict[str, ListRefresh] = {
+            kind: ListRefresh(
+                self.name,
+                kind,
+                functools.partial(self._refresh_heard, kind),
+                lambda: self.config.limits.list_refresh_interval,
+                self._spawn,
+            )
+            for kind in ("tools", "resources", "prompts")
+        }
 
     @property
     def name(self) -> str:
@@ -406,8 +423,15 @@ class Upstream:
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._background_done)
         return task
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:  # retrieved: never left to asyncio
+            logger.info(
+                "server %s: background task %s failed: %s", self.name, task.get_name(), describe_error(exc)
+            )
 
     # -- what the server offers ------------------------------------------------------------
 
@@ -441,16 +465,23 @@ class Upstream:
 
     def _on_notification(self, message: types.ServerNotification) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self._heard("tools")
-            self._spawn(self.refresh_tools())
+            self._refreshes["tools"].request()
         elif isinstance(message, types.ResourceListChangedNotification):
-            self._heard("resources")
-            self._spawn(self.refresh_resources())
+            self._refreshes["resources"].request()
         elif isinstance(message, types.PromptListChangedNotification):
-            self._heard("prompts")
-            self._spawn(self.refresh_prompts())
+            self._refreshes["prompts"].request()
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._notify(f"resource_updated:{message.params.uri}")
+
+    async def _refresh_heard(self, lists: str) -> None:
+        """One coalesced answer to the server's list_changed: tell who listens, then list again."""
+        self._heard(lists)
+        refresh = {
+            "tools": self.refresh_tools,
+            "resources": self.refresh_resources,
+            "prompts": self.refresh_prompts,
+        }
+        await refresh[lists]()
 
     def _heard(self, lists: str) -> None:
         """The server itself said a list changed ("heard:tools"): other replicas may want to know."""
@@ -492,14 +523,11 @@ class Upstream:
                 async for event in subscription:
                     kind = type(event).__name__
                     if kind == "ToolsListChanged":
-                        self._heard("tools")
-                        await self.refresh_tools()
+                        self._refreshes["tools"].request()
                     elif kind == "PromptsListChanged":
-                        self._heard("prompts")
-                        await self.refresh_prompts()
+                        self._refreshes["prompts"].request()
                     elif kind == "ResourcesListChanged":
-                        self._heard("resources")
-                        await self.refresh_resources()
+                        self._refreshes["resources"].request()
                     elif kind == "ResourceUpdated":
                         self._notify(f"resource_updated:{getattr(event, 'uri', '')}")
         except Exception as exc:  # a lost listen stream only costs freshness, never the session
