@@ -10,6 +10,11 @@ tools/list_changed). `wait_ready=True` keeps the old behaviour (wait for every s
 Stopping, from any state and for any reason (a signal, an exception, a failed bind), ends
 every upstream the runtime started: the first signal drains calls in flight (up to
 `gateway.shutdown_grace`), a second one stops at once.
+
+SIGHUP (docs/OPERATIONS.md, "Signals"): a gateway serving HTTP re-reads its config file and
+applies the difference, like `nexus reload` (without a file it logs that there is nothing to
+reload); a `--stdio` gateway takes it as the hangup it is (its client or terminal went away)
+and stops gracefully, like SIGTERM.
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ class Runtime:
         self._stack = AsyncExitStack()
         self._stop = asyncio.Event()
         self._signals = 0
+        self._serving = asyncio.Event()  # set once startup is over: a SIGHUP reload waits for it
+        self._hangup: asyncio.Task[None] | None = None  # the reload a SIGHUP asked for
+        self._hangup_again = False  # another SIGHUP came while it ran
 
     # -- the serving URL ------------------------------------------------------------------
 
@@ -157,6 +165,7 @@ class Runtime:
             await self._start_bridge()
         if options.signals:  # the process is ours: what startup built lives as long as it does
             freeze_startup_heap()
+        self._serving.set()
 
     def _bind(self) -> socket.socket:
         settings = self.gateway.config.gateway
@@ -248,6 +257,35 @@ class Runtime:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        if hasattr(signal, "SIGHUP"):  # not on Windows
+            loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
+
+    def _on_hangup(self) -> None:
+        if self.options.stdio:
+            # Our client (or the terminal it runs in) hung up: a stdio gateway has no one left to serve.
+            logger.warning("SIGHUP: the client or terminal hung up")
+            self._on_signal(signal.SIGHUP)
+            return
+        if self._signals:
+            return  # already stopping
+        if self.source is None:
+            logger.warning("SIGHUP: this gateway was started without a config file: nothing to reload")
+            return
+        if self._hangup is not None and not self._hangup.done():
+            self._hangup_again = True  # one reload runs, one waits: a burst of SIGHUPs is two reloads
+            return
+        self._hangup = asyncio.ensure_future(self._reload_on_hangup(self.source))
+
+    async def _reload_on_hangup(self, source: ConfigSource) -> None:
+        """Re-read the config file and apply the difference, as `nexus reload` does (calls in flight go on)."""
+        await self._serving.wait()
+        applier = ConfigWatcher(source, self.gateway)  # its apply(): load, apply, log (never started)
+        while True:
+            self._hangup_again = False
+            logger.info("SIGHUP: reloading %s", source.path)
+            await applier.apply()
+            if not self._hangup_again or self._signals:
+                return
 
     def _on_signal(self, sig: int) -> None:
         self._signals += 1
@@ -260,6 +298,8 @@ class Runtime:
 
     async def _shutdown(self, grace: float | None) -> None:
         gateway = self.gateway
+        if self._hangup is not None and not self._hangup.done():
+            await _cancel_and_wait(self._hangup)  # a reload must not start servers behind the stop
         if self._signals < 2 and grace != 0.0:
             drain = asyncio.ensure_future(gateway.drain(grace))
             # A second signal while draining cuts the wait short.
@@ -279,6 +319,8 @@ class Runtime:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+            if hasattr(signal, "SIGHUP"):
+                loop.remove_signal_handler(signal.SIGHUP)
 
 
 async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
