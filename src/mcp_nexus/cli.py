@@ -152,6 +152,7 @@ def serve(
     """Run the gateway. It serves at once; servers join as they become ready.
 
     SIGINT/SIGTERM: calls in flight finish within gateway.shutdown_grace, then exit 0; a second signal stops at once.
+    SIGHUP: re-read the config file and apply it like `nexus reload` (with --stdio: stop like SIGTERM).
     """
     _setup_logging(verbose)
     cfg = _load(config)

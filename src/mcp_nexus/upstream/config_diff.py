@@ -17,6 +17,10 @@ RESTART_ONLY_SETTINGS = (
     "allowed_origins",
     "allowed_hosts",
     "request_max_bytes",
+    "request_body_budget_bytes",  # the HTTP app's limits are built once, when it starts
+    "http_session_handshake_timeout",
+    "http_session_max_per_client",
+    "login_failures_per_minute",
     "metrics",  # the pipeline is built with or without its metrics step (metrics_window applies live)
 )
 
