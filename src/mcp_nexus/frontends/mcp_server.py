@@ -132,6 +132,9 @@ class McpFrontend:
             on_completion=self._complete,
             on_subscriptions_listen=ListenHandler(self.bus),
             cache_hints=_list_cache_hints(gateway.config.gateway.list_ttl),
+            # Without it the SDK checks a 2026-07-28 HTTP call's Mcp-Param-* headers against a whole
+            # tools/list run per call (docs/PERFORMANCE.md): the catalog answers in one lookup.
+            get_tool_input_schema=self._tool_input_schema,
         )
         # The logging capability is deprecated at 2026-07-28 but handshake-era clients still send setLevel.
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
@@ -255,6 +258,11 @@ class McpFrontend:
             self.gateway.catalog, self.gateway.config.gateway.tool_search, self.frontend, client
         )
         return types.ListToolsResult(tools=tools) if settled else types.ListToolsResult(tools=tools, ttl_ms=0)
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """The exposed tool's input schema (None: unknown; the call itself then says so)."""
+        entry = self.gateway.catalog.tools.get(name)
+        return entry.tool.input_schema if entry is not None else None
 
     async def _first_list(self, ctx: ServerRequestContext[Any, Any], kind: str) -> bool:
         """The first list of `kind` on this session waits (bounded) for servers in their first start.
