@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sigint_delivered_to_children() -> Iterator[None]:
+    """Processes the tests start get SIGINT's default action, however pytest itself was started.
+
+    A job started in the background by a non-interactive shell (`make test &`, nohup, some CI
+    runners) inherits SIGINT as *ignored*, and an ignored disposition survives exec: every
+    `nexus` a test starts would then ignore the Ctrl-C the test sends it, and the Ctrl-C and
+    orphan tests would fail for a reason that is not Nexus's. A handler (unlike SIG_IGN) is reset
+    to the default in a child at exec, so installing Python's own puts the children back.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
 
 
 @pytest.fixture(autouse=True, scope="session")

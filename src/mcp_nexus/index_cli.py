@@ -235,9 +235,12 @@ def import_index(
     if path is None:
         answer = admin_request("POST", url, "/api/index/import", token, document)
         print_line(f"{answer['tools']} tools: {answer['message']}", out)
+        for reason in answer.get("skipped", []):
+            print_line(f"# skipped: {reason}", out)
         return
+    skipped: list[str] = []
     try:
-        snapshot = IndexSnapshot.from_document(document)
+        snapshot = IndexSnapshot.from_document(document, skip_bad_names=True, skipped=skipped)
         asyncio.run(open_index_store(path).save(snapshot))
     except IndexFormatError as exc:
         err.print(f"{file} is not a tool index document: {exc}", style="red", highlight=False, markup=False)
@@ -246,3 +249,5 @@ def import_index(
         err.print(str(exc), style="red", highlight=False, markup=False)
         raise typer.Exit(1) from exc
     print_line(f"saved {snapshot.tool_count} tools to {path}", out)
+    for reason in skipped:
+        print_line(f"# skipped: {reason}", out)

@@ -140,6 +140,12 @@ def test_export_and_import_the_design_document(gateway: ServedGateway, tmp_path:
     refused = nexus(gateway, "import", str(broken))
     assert refused.returncode == 1 and "servers[0].tools[0].blocking" in refused.stderr
 
+    # A name the catalog refuses could never be served: that entry is left out and reported.
+    named = {"servers": [{"server_id": "s", "tools": [{"tool_name": "good"}, {"tool_name": "bad\x1b[2J"}]}]}
+    answer = gateway.post("/api/index/import", named)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["tools"] == 1 and "servers[0].tools[1].tool_name" in answer.json()["skipped"][0]
+
     restored = gateway.post("/api/index/import", document)
     assert restored.status_code == 200, restored.text
     assert gateway.get("/api/index").json()["tools"] == sum(len(s["tools"]) for s in document["servers"])

@@ -90,12 +90,20 @@ class IndexSnapshot:
 
     @classmethod
     def from_document(
-        cls, doc: Any, namer: Namer = default_namer, *, skip_bad_entries: bool = False
+        cls,
+        doc: Any,
+        namer: Namer = default_namer,
+        *,
+        skip_bad_entries: bool = False,
+        skip_bad_names: bool = False,
+        skipped: list[str] | None = None,
     ) -> IndexSnapshot:
         """The snapshot a document describes; IndexFormatError names the first place that is wrong.
 
         `skip_bad_entries` (loading what was saved): a tool entry that is wrong is left out with a
-        warning instead, so one bad entry never costs the whole saved index.
+        warning instead, so one bad entry never costs the whole saved index. `skip_bad_names` (an
+        import): only an entry whose name the catalog would refuse (it could never be served) is
+        left out; any other mistake still fails the import. `skipped` collects why each was left out.
         """
         if not isinstance(doc, dict):
             raise IndexFormatError(f"an index file is a JSON object, got {type(doc).__name__}")
@@ -123,9 +131,11 @@ class IndexSnapshot:
                 try:
                     entry = _entry(tool, server_id, f"{where}.tools[{j}]", last_sync, namer)
                 except IndexFormatError as exc:
-                    if not skip_bad_entries:
+                    if not (skip_bad_entries or (skip_bad_names and isinstance(exc, UnservableNameError))):
                         raise
                     logger.warning("tool index: entry skipped: %s", exc)
+                    if skipped is not None:
+                        skipped.append(str(exc))
                     continue
                 by_name[entry.tool_name] = entry
             servers[server_id] = tuple(by_name.values())
@@ -151,4 +161,13 @@ def _entry(tool: Any, server_id: str, where: str, last_sync: str | None, namer: 
             raise IndexFormatError(f"{where}.{path}: required field is missing") from exc
         shown = repr(first.get("input"))
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        raise IndexFormatError(f"{where}.{path}: {first['msg']} (got {shown})") from exc
+        kind = (
+            UnservableNameError
+            if first["type"] == "value_error" and path in ("tool_name", "name")
+            else IndexFormatError
+        )
+        raise kind(f"{where}.{path}: {first['msg']} (got {shown})") from exc
+
+
+class UnservableNameError(IndexFormatError):
+    """An entry whose name the catalog refuses (tool_names.py): it could never be listed or called."""

@@ -88,12 +88,16 @@ def index_routes(gateway: Gateway) -> list[Route]:
             body = await read_json_object(
                 request, '{"version": "1.0.0", "last_sync": "...", "servers": [...]}'
             )
-            snapshot = IndexSnapshot.from_document(body, sync.namer)
+            # An entry that could never be served (a name the catalog refuses) is left out and
+            # reported, rather than costing the whole import.
+            skipped: list[str] = []
+            snapshot = IndexSnapshot.from_document(body, sync.namer, skip_bad_names=True, skipped=skipped)
         except BadBodyError as exc:
             return exc.response()
         except IndexFormatError as exc:
             return error_response(400, f"not a tool index document: {exc}")
-        return AdminJSONResponse(await sync.import_snapshot(snapshot, "the admin API"))
+        status = await sync.import_snapshot(snapshot, "the admin API")
+        return AdminJSONResponse({**status, "skipped": skipped} if skipped else status)
 
     return [
         Route("/api/index", status, methods=["GET"]),
@@ -173,6 +177,11 @@ STATUS_SCHEMA: dict[str, Any] = {
         "syncs": {"type": "integer"},
         "saved_to": {"type": ["string", "null"]},
         "save_error": {"type": ["string", "null"]},
+        "skipped": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "import: entries left out, why",
+        },
         "servers": {
             "type": "array",
             "items": {
