@@ -161,11 +161,15 @@ def _entry(tool: Any, server_id: str, where: str, last_sync: str | None, namer: 
             raise IndexFormatError(f"{where}.{path}: required field is missing") from exc
         shown = repr(first.get("input"))
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        kind = (
-            UnservableNameError
-            if first["type"] == "value_error" and path in ("tool_name", "name")
-            else IndexFormatError
+        # A non-empty name the catalog refuses (control or format characters, too long) may be
+        # skipped by an import; an empty or mistyped one means a broken document.
+        unservable = (
+            first["type"] == "value_error"
+            and path in ("tool_name", "name")
+            and isinstance(first.get("input"), str)
+            and bool(first.get("input"))
         )
+        kind = UnservableNameError if unservable else IndexFormatError
         raise kind(f"{where}.{path}: {first['msg']} (got {shown})") from exc
 
 
