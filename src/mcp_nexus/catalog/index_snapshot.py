@@ -163,11 +163,13 @@ def _entry(tool: Any, server_id: str, where: str, last_sync: str | None, namer: 
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         # A non-empty name the catalog refuses (control or format characters, too long) may be
         # skipped by an import; an empty or mistyped one means a broken document.
-        unservable = (
-            first["type"] == "value_error"
-            and path in ("tool_name", "name")
-            and isinstance(first.get("input"), str)
-            and bool(first.get("input"))
+        # Only when the names are all that is wrong: an entry wrong in any other way is a broken document.
+        unservable = all(
+            error["type"] == "value_error"
+            and error["loc"] in (("tool_name",), ("name",))
+            and isinstance(error.get("input"), str)
+            and bool(error.get("input"))
+            for error in exc.errors()
         )
         kind = UnservableNameError if unservable else IndexFormatError
         raise kind(f"{where}.{path}: {first['msg']} (got {shown})") from exc
