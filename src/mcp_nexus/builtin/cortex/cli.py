@@ -20,7 +20,11 @@ app = typer.Typer(help="The built-in cortex server.", no_args_is_help=True)
 DirOption = Annotated[
     Path | None,
     typer.Option(
-        "--dir", envvar=DIR_ENV_VAR, help="Knowledge folder (default: the user data dir's nexus/cortex)"
+        "--dir",
+        envvar=DIR_ENV_VAR,
+        # paths.py: the data folder is $NEXUS_DATA_DIR, else the platform's user data folder `mcp-nexus`.
+        help="Knowledge folder (default: the data folder's cortex/: $NEXUS_DATA_DIR/cortex, "
+        "else ~/.local/share/mcp-nexus/cortex on Linux)",
     ),
 ]
 CategoriesOption = Annotated[
