@@ -414,9 +414,11 @@ def servers(
     else:
         _quiet()
         rows = event_loop.run(_private_servers(_load(config)))
+    # A private gateway started these servers just now: one in ERROR will not start (exit 1).
+    failed = config is not None and any(row["state"] == "ERROR" for row in rows)
     if as_json:
         print_json({"servers": rows, "frontends": frontends} if frontends else rows)
-        return
+        raise typer.Exit(1 if failed else 0)
     _print_servers(rows, history)
     if "http" in frontends:
         http = frontends["http"]
@@ -429,6 +431,8 @@ def servers(
         from mcp_nexus.frontends.xiaozhi import render_status
 
         print_note(render_status(frontends["xiaozhi"]), out)
+    if failed:
+        raise typer.Exit(1)
 
 
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
@@ -503,12 +507,45 @@ def stats(
     watch_stats(answer, lambda: admin_request("GET", url, "/api/metrics", token), watch, out)
 
 
+@app.command("import")
+def import_configs(
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The Nexus config to write (JSON; YAML if it ends in .yaml)."),
+    ] = Path("nexus.json"),
+    sources: Annotated[
+        list[Path] | None,
+        typer.Option("--from", help="Read these files (repeatable) instead of every known client location."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace the output file if it exists.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the config instead of writing it (the report on stderr).")
+    ] = False,
+) -> None:
+    """Write one Nexus config from the MCP servers your clients already have.
+
+    Reads Claude Desktop, Claude Code (~/.claude.json, .mcp.json), Cursor, VS Code and Windsurf
+    configs in their usual places, and reports what it took, from where, and what it skipped and why.
+    Exit status: 0 written; 1 no server found; 2 the output exists (without --force) or a --from file is unreadable.
+    """
+    from mcp_nexus.config.import_command import import_command
+
+    raise typer.Exit(import_command(output=output, sources=sources, force=force, dry_run=dry_run))
+
+
 @config_app.command("check")
 def config_check(
     path: Annotated[Path, typer.Argument(help="The config file to validate.")],
+    full: Annotated[
+        bool, typer.Option("--full", help="Print the whole effective document (every default) as JSON.")
+    ] = False,
+    as_json: JsonOption = False,
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Print secrets in clear.")] = False,
 ) -> None:
-    """Validate a config file and print the effective config (secrets masked), or the errors."""
+    """Validate a config file: a verdict, its servers (command found or not, URL) and what differs from the defaults.
+
+    Exit status: 0 fine; 1 problems a server would trip on at start (a command not found); 2 invalid.
+    """
     from mcp_nexus.config.check import check_command
 
-    raise typer.Exit(check_command(path, show_secrets=show_secrets))
+    raise typer.Exit(check_command(path, show_secrets=show_secrets, full=full, as_json=as_json))

@@ -1,4 +1,5 @@
-"""`nexus config check` masks every secret shape, shows effective defaults, and `--show-secrets` (issue 12 item 6)."""
+"""`nexus config check --full` masks every secret shape (and only secrets), shows effective defaults, and
+`--show-secrets` (issue 12 item 6, issue 22)."""
 
 from __future__ import annotations
 
@@ -36,14 +37,14 @@ def config_doc() -> dict[str, Any]:
                 },
             },
             "tool": {
-                "command": "mcp-tool",
+                "command": "sh",
                 "args": ["--verbose", "--api-key", SECRETS["flag"], "--path", "/srv/data"],
                 "env": {
                     "GITHUB_PAT": SECRETS["github_pat"],
                     "DATABASE_URL": f"postgres://app:{SECRETS['db_password']}@db.internal:5432/app",
                     "TZ": "UTC",
                 },
-                "cwd": "/srv/${TRACE_ID}",
+                "cwd": "${CWD_BASE}/${TRACE_ID}",  # an existing folder: a missing cwd is a problem
             },
         },
         "xiaozhi": {"endpoints": [f"wss://api.xiaozhi.me/mcp/?token={SECRETS['endpoint_token']}"]},
@@ -53,9 +54,12 @@ def config_doc() -> dict[str, Any]:
 def check(tmp_path: Path, *extra: str, doc: Any = None) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "nexus.json"
     path.write_text(json.dumps(doc if doc is not None else config_doc()))
-    env = child_env(TRACE_ID=SECRETS["interpolated"], NEXUS_DATA_DIR=str(tmp_path / "data"))
+    (tmp_path / SECRETS["interpolated"]).mkdir(exist_ok=True)
+    env = child_env(
+        TRACE_ID=SECRETS["interpolated"], CWD_BASE=str(tmp_path), NEXUS_DATA_DIR=str(tmp_path / "data")
+    )
     return subprocess.run(
-        [str(VENV_BIN / "nexus"), "config", "check", str(path), *extra],
+        [str(VENV_BIN / "nexus"), "config", "check", "--full", str(path), *extra],
         capture_output=True,
         text=True,
         env=env,
@@ -71,11 +75,15 @@ def test_every_secret_shape_is_masked(tmp_path: Path) -> None:
     assert leaked == {}
     shown = json.loads(done.stdout)
     remote, tool = shown["servers"]["remote"], shown["servers"]["tool"]
-    assert remote["headers"] == {"X-API-Key": "***", "Cookie": "***", "X-Trace": "***"}
-    assert remote["url"] == "https://***@api.example.test/mcp?sig=***&v=***"
-    assert tool["env"] == {"GITHUB_PAT": "***", "DATABASE_URL": "***", "TZ": "***"}
+    assert remote["headers"] == {"X-API-Key": "***", "Cookie": "***", "X-Trace": "***"}  # X-Trace: a ${VAR}
+    assert remote["url"] == "https://***@api.example.test/mcp?sig=***&v=2"  # v=2 is no secret
+    assert tool["env"] == {
+        "GITHUB_PAT": "***",
+        "DATABASE_URL": "postgres://***@db.internal:5432/app",
+        "TZ": "UTC",  # a plain value is shown
+    }
     assert tool["args"] == ["--verbose", "--api-key", "***", "--path", "/srv/data"]
-    assert tool["cwd"] == "***"  # a value that came from ${TRACE_ID}, even in part
+    assert tool["cwd"] == f"{tmp_path}/***"  # the part from ${TRACE_ID}; ${CWD_BASE}, a plain path, is shown
     assert shown["xiaozhi"]["endpoints"] == ["wss://api.xiaozhi.me/mcp/?token=***"]
 
 
@@ -87,7 +95,7 @@ def test_show_secrets_prints_them_in_clear(tmp_path: Path) -> None:
 
 
 def test_effective_defaults_are_shown_not_null(tmp_path: Path) -> None:
-    done = check(tmp_path, doc={"mcpServers": {"t": {"command": "x"}}})
+    done = check(tmp_path, doc={"mcpServers": {"t": {"command": "sh"}}})
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
     gateway = shown["gateway"]
@@ -111,7 +119,9 @@ def test_effective_defaults_are_shown_not_null(tmp_path: Path) -> None:
     server = shown["servers"]["t"]
     assert (server["rate_limit"], server["priority"], server["namespace"]) == ("5/second", 10, "t")
     # an explicit setting wins, and servers inherit it
-    done = check(tmp_path, doc={"gateway": {"rate_limit": "1/minute"}, "mcpServers": {"t": {"command": "x"}}})
+    done = check(
+        tmp_path, doc={"gateway": {"rate_limit": "1/minute"}, "mcpServers": {"t": {"command": "sh"}}}
+    )
     shown = json.loads(done.stdout)
     assert shown["gateway"]["rate_limit"] == shown["servers"]["t"]["rate_limit"] == "1/minute"
 

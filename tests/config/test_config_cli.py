@@ -1,4 +1,4 @@
-"""`nexus config check` prints the normalised config with secrets masked, or the errors."""
+"""`nexus config check --full` prints the normalised config with secrets masked, or the errors."""
 
 from __future__ import annotations
 
@@ -26,12 +26,12 @@ def test_config_check_prints_normalised_config_without_secrets(tmp_path: Path) -
                         "url": "https://h.test/mcp",
                         "headers": {"Authorization": "Bearer s3cr3t"},
                     },
-                    "seed": {"command": "x", "apiKey": "k3y"},
+                    "seed": {"command": "sh", "apiKey": "k3y"},
                 }
             }
         )
     )
-    done = run("config", "check", str(path))
+    done = run("config", "check", "--full", str(path))
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     assert printed["source_format"] == "mcpServers"

@@ -1,38 +1,42 @@
-"""`nexus config check`: the effective config of a file, secrets masked, or every problem in it.
+"""`nexus config check FILE`: a verdict, a short table of the servers and the settings that differ
+from the defaults; `--full` the whole effective document; `--json` the same as data.
 
-Effective: what is in force, not what was written. Governance keys nobody set show the
-built-in default (`rate_limit: "5/second"`, not `null`), a server's unset keys show what it
-inherits from the gateway, and `priority`/`namespace` show the values routing uses.
+Exit status: 0 the config is fine; 1 it loads but has problems a server would trip on at
+start (a `command` not found, a `cwd` that is not a folder: config/check_report.py); 2 the
+document is invalid (every error named by its field path, as today).
 
-Masked unless `--show-secrets`: every header value, every env value, the userinfo and every
-query value of any URL, the values of secret-named arguments (`--api-key X`), any field whose
-name says it is a secret, and every value that came from a `${VAR}`.
+Effective (`--full`): what is in force, not what was written. Governance keys nobody set show
+the built-in default (`rate_limit: "5/second"`, not `null`), a server's unset keys show what
+it inherits from the gateway, and `priority`/`namespace` show the values routing uses.
+
+Secrets are masked unless `--show-secrets`, and only secrets: by key and by shape
+(config/masking.py), plus every value a `${VAR}` supplied.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from mcp_nexus.cli_table import Column, Listing, print_json, print_line, print_listing, print_note
+from mcp_nexus.config.check_report import CheckReport, build_report
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
+from mcp_nexus.config.masking import Masker
 from mcp_nexus.config.policy_defaults import POLICY_DEFAULTS
 from mcp_nexus.config.schema import NexusConfig
-from mcp_nexus.config.secrets import MIN_SECRET_CHARS, is_secret_flag, mask_url_credentials
 from mcp_nexus.paths import data_dir
 
-MASK = "***"
+EXIT_OK, EXIT_PROBLEMS, EXIT_INVALID = 0, 1, 2
 
-# Keys whose values are all masked, whatever they hold.
-_MASK_ALL_VALUES = ("headers", "env")
-# A field is a secret when its name holds one of these.
-_SECRET_NAMES = ("token", "api_key", "apikey", "authorization", "password", "secret", "cookie", "credential")
-_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+# found: "yes: <path>" or "NO" for a stdio command; "built-in", "disabled" or "-" otherwise
+_SERVER_TABLE = tuple(
+    Column(header, key=header == "server")
+    for header in ("server", "transport", "command / url / module", "found", "overrides")
+)
 
 
 def effective_config(config: NexusConfig) -> dict[str, Any]:
@@ -60,78 +64,75 @@ def effective_config(config: NexusConfig) -> dict[str, Any]:
     return data
 
 
-def masked_config(data: Any, interpolated: frozenset[str]) -> Any:
-    """`data` with every secret replaced by `***` (see the module docstring)."""
-    parts = sorted((v for v in interpolated if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
-    pattern = re.compile("|".join(map(re.escape, parts))) if parts else None
-
-    def scalar(value: Any) -> Any:
-        if isinstance(value, bool) or value is None:
-            return value
-        if str(value) in interpolated:
-            return MASK
-        if not isinstance(value, str):
-            return value
-        if pattern is not None:
-            value = pattern.sub(MASK, value)
-        if _URL.match(value):
-            value = mask_url_credentials(value)
-        return value
-
-    def arguments(args: list[Any]) -> list[Any]:
-        shown: list[Any] = []
-        secret_next = False
-        for arg in args:
-            if secret_next:
-                shown.append(MASK)
-                secret_next = False
-                continue
-            if isinstance(arg, str) and arg.startswith("-") and "=" in arg:
-                flag, _value = arg.split("=", 1)
-                if is_secret_flag(flag):
-                    shown.append(f"{flag}={MASK}")
-                    continue
-            elif isinstance(arg, str) and is_secret_flag(arg):
-                secret_next = True
-            shown.append(walk(arg, ""))
-        return shown
-
-    def walk(value: Any, key: str) -> Any:
-        lowered = key.lower()
-        if isinstance(value, dict):
-            if lowered in _MASK_ALL_VALUES:
-                return {k: MASK for k in value}
-            return {k: walk(v, str(k)) for k, v in value.items()}
-        if isinstance(value, list):
-            if lowered == "args":
-                return arguments(value)
-            return [walk(v, key) for v in value]
-        if isinstance(value, str) and value and any(word in lowered for word in _SECRET_NAMES):
-            return MASK
-        return scalar(value)
-
-    return walk(data, "")
-
-
 def render(config: NexusConfig, *, show_secrets: bool = False) -> str:
-    """What `nexus config check` prints on stdout for a valid config."""
-    data = effective_config(config)
-    if not show_secrets:
-        data = masked_config(data, config.interpolated_values)
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    """The effective document as JSON (`--full`), secrets masked unless `show_secrets`."""
+    masker = Masker(config.interpolated_values, reveal=show_secrets)
+    return json.dumps(masker.value("", effective_config(config)), indent=2, ensure_ascii=False)
 
 
-def check_command(path: Path, *, show_secrets: bool = False) -> int:
-    """Run `nexus config check PATH`: print the effective config or the problems; the exit status."""
-    err = Console(stderr=True, highlight=False)
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) and value else json.dumps(value, ensure_ascii=False)
+
+
+def _overrides_cell(values: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={_shown(value)}" for key, value in values.items())
+
+
+def print_report(report: CheckReport, out: Console) -> None:
+    """The verdict, each problem, the servers' table, then the non-default settings of each section."""
+    print_note(report.verdict(), out, style=None if report.ok else "red")
+    for problem in report.problems:
+        print_note(f"  - {problem}", out, style="red")
+    servers = Listing(_SERVER_TABLE, "servers")
+    for row in report.servers:
+        found = row.found if row.resolved is None else f"{row.found}: {row.resolved}"
+        servers.add(row.name, row.transport, row.target, found, _overrides_cell(row.overrides))
+    print_listing(servers, out, section=True)
+    if report.settings:
+        settings = Listing(
+            (Column("setting", key=True), Column("value")), "settings that differ from the defaults"
+        )
+        for section, values in report.settings.items():
+            for key, value in values.items():
+                settings.add(f"{section}.{key}", _shown(value))
+        print_listing(settings, out, section=True)
+
+
+def check_command(
+    path: Path, *, show_secrets: bool = False, full: bool = False, as_json: bool = False
+) -> int:
+    """Run `nexus config check PATH`: print what it finds; the exit status (see the module docstring)."""
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         config, warnings = load_config(path)
     except ConfigError as exc:
-        err.print(f"[red]{escape(str(exc))}[/red]")
-        return 2
+        if as_json:
+            print_json(
+                {
+                    "ok": False,
+                    "verdict": f"invalid config {exc.source}",
+                    "source": exc.source,
+                    "problems": [{"path": p.path, "message": p.message} for p in exc.problems],
+                }
+            )
+        err.print(str(exc), style="red", markup=False)
+        return EXIT_INVALID
+    report = build_report(config, str(path), warnings, config_path=path, show_secrets=show_secrets)
+    if as_json:
+        data = report.as_json()
+        if full:
+            data["document"] = json.loads(render(config, show_secrets=show_secrets))
+        print_json(data)
+    elif full:
+        print(render(config, show_secrets=show_secrets))
+        print_line(report.verdict(), err, style=None if report.ok else "red")
+        for problem in report.problems:
+            print_line(f"  - {problem}", err, style="red")
+    else:
+        print_report(report, out)
     for warning in warnings:
-        err.print(f"[yellow]warning: {escape(str(warning))}[/yellow]")
-    print(render(config, show_secrets=show_secrets))
+        print_line(f"warning: {warning}", err, style="yellow")
     if show_secrets:
-        err.print("[yellow]secrets are shown in clear (--show-secrets)[/yellow]")
-    return 0
+        print_line("secrets are shown in clear (--show-secrets)", err, style="yellow")
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
