@@ -163,9 +163,22 @@ class Runtime:
             self._stack.push_async_callback(watcher.stop)
         if options.bridge:
             await self._start_bridge()
+        if options.http or options.stdio:  # a gateway that serves clients, not a one-command one
+            self._warn_when_the_sandbox_cannot_run()
         if options.signals:  # the process is ours: what startup built lives as long as it does
             freeze_startup_heap()
         self._serving.set()
+
+    def _warn_when_the_sandbox_cannot_run(self) -> None:
+        """Said once at startup, beside the banner: each python_sandbox call says it again."""
+        sandbox = self.gateway.governance.sandbox
+        missing = sandbox.missing_program() if sandbox is not None else None
+        if missing is None or sandbox is None:
+            return
+        if sandbox.allow_unsandboxed:
+            logger.warning("python_sandbox runs code WITHOUT isolation (allow_unsandboxed): %s", missing)
+        else:
+            logger.warning("python_sandbox cannot run code: %s", missing)
 
     def _bind(self) -> socket.socket:
         settings = self.gateway.config.gateway

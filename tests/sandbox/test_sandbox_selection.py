@@ -22,6 +22,7 @@ from mcp_nexus.sandbox import (
     UnsandboxedBackend,
 )
 from mcp_nexus.sandbox.backend import SandboxBackend
+from mcp_nexus.sandbox.bwrap import NOT_INSTALLED
 
 
 @pytest.fixture
@@ -52,9 +53,8 @@ async def test_missing_bwrap_gives_an_install_hint(data_dir: Path) -> None:
     with pytest.raises(SandboxUnavailableError) as caught:
         await box.run(SandboxRequest("print(1)"))
     assert "apt-get install bubblewrap" in str(caught.value)
-    assert caught.value.reasons == {
-        "bubblewrap": "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
-    }
+    assert caught.value.reasons == {"bubblewrap": NOT_INSTALLED}
+    assert "dnf install bubblewrap" in NOT_INSTALLED  # not only Debian's package is named
 
 
 async def test_default_backends_explain_that_unsandboxed_needs_an_opt_in(

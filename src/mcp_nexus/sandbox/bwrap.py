@@ -39,7 +39,13 @@ from mcp_nexus.sandbox.models import ProbeResult, ResourceLimits, SandboxRequest
 from mcp_nexus.sandbox.process import decode_capped, run_bounded_process
 from mcp_nexus.sandbox.seccomp import SeccompUnavailableError, program_fd, syscall_filter_program
 
-NOT_INSTALLED = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+# Said by each python_sandbox call and once by the serve banner: how to get bubblewrap on the
+# common distributions (pip cannot bring it: it is a system program).
+NOT_INSTALLED = (
+    "bubblewrap (bwrap) is not installed: install your distribution's bubblewrap package "
+    "(Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap; "
+    "Arch: sudo pacman -S bubblewrap), then restart the gateway"
+)
 SANDBOX_DATA_DIR = "/data"
 _UNPRIVILEGED_ID = 65534  # "nobody"/"nogroup" on Debian and most distros
 _HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
@@ -113,6 +119,10 @@ class BwrapBackend:
         self._uid = unprivileged_uid
         self._gid = unprivileged_gid
         self._features: BwrapFeatures | None = None
+
+    def installed(self) -> bool:
+        """Whether the bwrap program is there (a PATH lookup: cheap, unlike `probe`)."""
+        return self._find_bwrap() is not None
 
     def _find_bwrap(self) -> str | None:
         if self._bwrap_path is not None:

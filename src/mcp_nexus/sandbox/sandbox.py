@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_nexus.sandbox.backend import SandboxBackend
-from mcp_nexus.sandbox.bwrap import BwrapBackend
+from mcp_nexus.sandbox.bwrap import NOT_INSTALLED, BwrapBackend
 from mcp_nexus.sandbox.errors import SandboxError, SandboxUnavailableError
 from mcp_nexus.sandbox.models import ProbeResult, SandboxRequest, SandboxResult
 from mcp_nexus.sandbox.unsandboxed import UnsandboxedBackend
@@ -80,6 +80,15 @@ class Sandbox:
         self._probe_lock = asyncio.Lock()
         self._probes: dict[str, ProbeResult] | None = None
         self._chosen: SandboxBackend | None = None
+
+    def missing_program(self) -> str | None:
+        """Why no sandbox can run when that shows without starting one (bubblewrap is not
+        installed), with how to install it; None otherwise. Cheap: the serve banner says it once
+        at startup, long before a call probes the backends."""
+        for backend in self.backends:
+            if isinstance(backend, BwrapBackend) and not backend.installed():
+                return NOT_INSTALLED
+        return None
 
     def reset(self) -> None:
         """Forget the cached probe results (e.g. after the operator installed bubblewrap)."""
