@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
-from mcp_nexus.cli_table import PIPED_HELP, Column, Listing, print_json, print_listing, print_note
+from mcp_nexus.cli_options import PIPED_HELP, JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import Column, Listing, print_json, print_listing, print_note
 
 app = typer.Typer(help="The result cache of a running gateway.", no_args_is_help=True)
 out = Console()

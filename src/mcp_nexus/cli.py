@@ -1,4 +1,10 @@
-"""The `nexus` command line: argument parsing and printing. Running a gateway is runtime.py's job."""
+"""The `nexus` command line: argument parsing and printing. Running a gateway is runtime.py's job.
+
+`nexus --help` and `nexus version` start in a fraction of a second: this module imports typer and
+little else at the top; each command imports what it needs (the gateway, pydantic, rich, asyncio)
+in its body, and the command groups of other modules load when named (cli_lazy.py).
+tests/cli/test_cli_start.py holds it to that.
+"""
 
 from __future__ import annotations
 
@@ -6,60 +12,85 @@ from __future__ import annotations
 from mcp_nexus import cli_interrupt  # isort: split
 
 import json
-import logging
 import os
-import sys
-import time
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
-from rich.console import Console
 
-from mcp_nexus import __version__, event_loop
-from mcp_nexus.admin_client import AdminClient, AdminError, default_url
-from mcp_nexus.bridge_cli import app as bridge_app
-from mcp_nexus.builtin.cortex.cli import app as cortex_app
-from mcp_nexus.builtin.device.cli import app as device_app
-from mcp_nexus.cache_cli import app as cache_app
-from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
-from mcp_nexus.cli_table import (
+from mcp_nexus import cli_lazy_coercion
+from mcp_nexus.cli_lazy import LazyGroup, LazyGroupSpec
+from mcp_nexus.cli_options import (
+    HOST_HELP,
     PIPED_HELP,
-    Column,
-    Listing,
-    first_line,
-    print_json,
-    print_line,
-    print_listing,
-    print_note,
+    PORT_HELP,
+    JsonOption,
+    TokenOption,
+    UrlOption,
+    admin_request,
+    check_host,
+    check_port,
 )
-from mcp_nexus.config.errors import ConfigError
-from mcp_nexus.config.load import load_config
-from mcp_nexus.config.schema import NexusConfig
-from mcp_nexus.config.watch import ConfigSource
-from mcp_nexus.index_cli import app as index_app
-from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import GatewayError
-from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
-from mcp_nexus.task_cli import app as task_app
-from mcp_nexus.upstream.upstream import Upstream
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mcp_nexus.config.schema import NexusConfig
+    from mcp_nexus.config.watch import ConfigSource
+    from mcp_nexus.runtime import Runtime, RuntimeOptions
+    from mcp_nexus.upstream.upstream import Upstream
+
+
+cli_lazy_coercion.install()
+
+
+class NexusGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, LazyGroupSpec]] = {
+        "cortex": LazyGroupSpec("mcp_nexus.builtin.cortex.cli:app", "The built-in cortex server."),
+        "device": LazyGroupSpec("mcp_nexus.builtin.device.cli:app", "The built-in device server."),
+        "cache": LazyGroupSpec("mcp_nexus.cache_cli:app", "The result cache of a running gateway."),
+        "bridge": LazyGroupSpec(
+            "mcp_nexus.bridge_cli:app", "Bridges from the gateway's tools to other networks."
+        ),
+        "task": LazyGroupSpec(
+            "mcp_nexus.task_cli:app", "Goals carried out by the gateway's control plane (docs/CONTROL.md)."
+        ),
+        "index": LazyGroupSpec(
+            "mcp_nexus.index_cli:app", "The tool index: saved snapshot of every server's tools."
+        ),
+    }
+
+
+# Plain help (click's): typer's rich help costs a quarter of a second of imports on every --help.
+HELP_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 app = typer.Typer(
+    cls=NexusGroup,
     help="Nexus: many MCP servers behind one governed endpoint.",
-    epilog="Ctrl-C ends any command at once, with exit status 130.",
+    epilog="Ctrl-C ends any command at once, with exit status 130 (nexus serve: see its help).",
     no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=HELP_SETTINGS,
 )
-config_app = typer.Typer(help="Inspect configuration files.", no_args_is_help=True)
+config_app = typer.Typer(help="Inspect configuration files.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(config_app, name="config")
-app.add_typer(cortex_app, name="cortex")
-app.add_typer(device_app, name="device")
-app.add_typer(cache_app, name="cache")
-app.add_typer(bridge_app, name="bridge")
-app.add_typer(task_app, name="task")
-app.add_typer(index_app, name="index")
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
+
+@cache
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
+@cache
+def _out() -> Console:
+    from rich.console import Console
+
+    return Console()
+
 
 ConfigOption = Annotated[
     Path | None,
@@ -74,32 +105,49 @@ PrivateConfigOption = Annotated[
 NameArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
 
 
+def _version() -> str:
+    from mcp_nexus import __version__
+
+    return __version__
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(_version())
+        raise typer.Exit()
+
+
 @app.callback()
-def _command() -> None:
+def _command(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the Nexus version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
+) -> None:
     cli_interrupt.command_started()
 
 
-def _setup_logging(verbose: bool) -> None:
-    # Always stderr: in stdio mode stdout belongs to the MCP protocol.
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for noisy in ("httpx2", "httpx", "mcp", "uvicorn.access"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+def _setup_logging(verbose: bool, quiet: bool = False) -> None:
+    from mcp_nexus.cli_logging import setup_logging
+
+    setup_logging(verbose=verbose, quiet=quiet)
 
 
 def _load(path: Path | None) -> NexusConfig:
+    from mcp_nexus.config.errors import ConfigError
+    from mcp_nexus.config.load import load_config
+
     env_path = os.environ.get("NEXUS_CONFIG")
     chosen = path if path is not None else (Path(env_path) if env_path else None)
     try:
         config, warnings = load_config(chosen)
     except ConfigError as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
+        _err().print(str(exc), style="red", highlight=False, markup=False)
         raise typer.Exit(2) from exc
     for warning in warnings:
-        err.print(f"[yellow]config warning: {warning}[/yellow]", highlight=False)
+        _err().print(f"config warning: {warning}", style="yellow", highlight=False, markup=False)
     return config
 
 
@@ -111,18 +159,25 @@ def _private_config(cfg: NexusConfig) -> NexusConfig:
 
 def _private_options() -> RuntimeOptions:
     """A private gateway for one command (`--config F`): no port, watcher or bridge; every server awaited."""
+    from mcp_nexus.runtime import RuntimeOptions
+
     return RuntimeOptions(http=False, stdio=False, bridge=False, watch=False, wait_ready=True, tasks=False)
 
 
 def _quiet() -> None:
-    _setup_logging(False)
-    logging.getLogger().setLevel(logging.WARNING)
+    _setup_logging(False, quiet=True)
+
+
+def _run(coroutine: Any) -> Any:
+    from mcp_nexus import event_loop
+
+    return event_loop.run(coroutine)
 
 
 @app.command()
 def version() -> None:
     """Print the Nexus version."""
-    out.print(__version__)
+    typer.echo(_version())
 
 
 # -- serve ---------------------------------------------------------------------------------
@@ -134,13 +189,16 @@ def serve(
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")
     ] = False,
-    host: Annotated[str | None, typer.Option(help="Address to listen on (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (default 8787).")] = None,
+    host: Annotated[str | None, typer.Option(help=HOST_HELP, callback=check_host)] = None,
+    port: Annotated[int | None, typer.Option(help=PORT_HELP, callback=check_port)] = None,
     token: Annotated[
         str | None,
         typer.Option(envvar="NEXUS_TOKEN", help="Bearer token clients must send (required off loopback)."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also log debug messages.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only warnings and errors (no banner, no READY lines).")
+    ] = False,
     watch: Annotated[
         bool, typer.Option("--watch/--no-watch", help="Apply config file changes while running.")
     ] = True,
@@ -151,10 +209,15 @@ def serve(
 ) -> None:
     """Run the gateway. It serves at once; servers join as they become ready.
 
-    SIGINT/SIGTERM: calls in flight finish within gateway.shutdown_grace, then exit 0; a second signal stops at once.
-    SIGHUP: re-read the config file and apply it like `nexus reload` (with --stdio: stop like SIGTERM).
+    SIGINT/SIGTERM: calls in flight finish within gateway.shutdown_grace, then exit 0; a second signal stops at
+    once. SIGHUP: re-read the config file and apply it like `nexus reload` (with --stdio: stop like SIGTERM).
+
+    Everything it prints goes to stderr (stdout is the protocol's with --stdio): the banner once serving
+    starts, then log lines, one format, each server joining or failing among them.
     """
-    _setup_logging(verbose)
+    if verbose and quiet:
+        raise typer.BadParameter("--verbose and --quiet contradict each other", param_hint="'--quiet'")
+    _setup_logging(verbose, quiet)
     cfg = _load(config)
 
     def apply_overrides(loaded: NexusConfig) -> None:
@@ -173,42 +236,50 @@ def serve(
         try:
             check_bind(cfg.gateway.host, cfg.gateway.token)
         except TokenRequiredError as exc:
-            err.print(str(exc), style="red", markup=False)
+            _err().print(str(exc), style="red", markup=False)
             raise typer.Exit(2) from exc
+    from mcp_nexus.config.watch import ConfigSource
+    from mcp_nexus.runtime import RuntimeOptions
+
     env_path = os.environ.get("NEXUS_CONFIG")
     chosen = config if config is not None else (Path(env_path) if env_path else None)
     source = ConfigSource(chosen, apply_overrides) if chosen is not None else None
     options = RuntimeOptions(http=not stdio, stdio=stdio, watch=watch, wait_ready=wait_ready, signals=True)
-    raise typer.Exit(event_loop.run(_serve(cfg, options, source)))
+    raise typer.Exit(_run(_serve(cfg, options, source, banner=not quiet)))
 
 
-async def _serve(cfg: NexusConfig, options: RuntimeOptions, source: ConfigSource | None) -> int:
+async def _serve(
+    cfg: NexusConfig, options: RuntimeOptions, source: ConfigSource | None, *, banner: bool
+) -> int:
+    from mcp_nexus.runtime import BindError, Runtime
+
     try:
         async with Runtime(cfg, options, source=source, on_progress=_report_progress) as runtime:
-            if options.http:
+            if options.http and banner:
                 _print_banner(runtime)
             await runtime.wait_for_stop()
     except BindError as exc:
-        err.print(f"cannot serve: {exc.strerror}", style="red", markup=False)
+        _err().print(f"cannot serve: {exc.strerror}", style="red", markup=False)
         return 2
     return 0
 
 
 def _report_progress(upstream: Upstream) -> None:
-    """One line per server as it joins (or fails): the terminal view of a start that never blocks serving."""
+    """One log line per server as it joins (or fails): the view of a start that never blocks serving."""
+    import logging
+
+    logger = logging.getLogger("mcp_nexus.serve")
     if upstream.is_ready:
-        err.print(
-            f"  server {upstream.name}: READY, {len(upstream.tools)} tools", highlight=False, markup=False
-        )
+        logger.info("server %s: READY, %d tools", upstream.name, len(upstream.tools))
     elif upstream.last_error:
-        err.print(
-            f"  server {upstream.name}: {upstream.state}: {upstream.last_error}", style="yellow", markup=False
-        )
+        logger.warning("server %s: %s: %s", upstream.name, upstream.state, upstream.last_error)
 
 
 def _print_banner(runtime: Runtime) -> None:
+    from mcp_nexus import __version__
     from mcp_nexus.paths import data_dir
 
+    err = _err()
     gateway = runtime.gateway
     url = runtime.url
     starting = [u.name for u in gateway.upstreams.values() if u.connecting]
@@ -251,11 +322,13 @@ def tools(
     as_json: JsonOption = False,
 ) -> None:
     """List the aggregated tools of the running gateway (or, with --config, of a private one)."""
+    from mcp_nexus.cli_table import Column, Listing, first_line, print_json, print_listing
+
     if config is None:
         rows = admin_request("GET", url, "/api/tools", token)["tools"]
     else:
         _quiet()
-        rows = event_loop.run(_private_tools(_load(config)))
+        rows = _run(_private_tools(_load(config)))
     if as_json:
         print_json(rows)
         return
@@ -272,11 +345,12 @@ def tools(
         listing.add(
             row["name"], row["server"], ", ".join(row["fallbacks"]), first_line(row.get("description"))
         )
-    print_listing(listing, out)
+    print_listing(listing, _out())
 
 
 async def _private_tools(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import tool_rows
+    from mcp_nexus.runtime import Runtime
 
     async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return tool_rows(runtime.gateway)
@@ -315,6 +389,8 @@ def call(
     token: TokenOption = None,
 ) -> None:
     """Call one tool through the running gateway's pipeline (or a private one) and print the result as JSON."""
+    from mcp_nexus.admin_client import AdminClient, AdminError, default_url
+
     arguments = _parse_args(arg or [], raw_json)
     if config is None:
         try:
@@ -324,20 +400,25 @@ def call(
         except AdminError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             code = f"error {body['code']}: " if "code" in body else ""
-            err.print(f"{code}{body.get('error', exc)}", style="red", highlight=False, markup=False)
+            _err().print(f"{code}{body.get('error', exc)}", style="red", highlight=False, markup=False)
             raise typer.Exit(1) from exc
     else:
+        from mcp_nexus.pipeline.errors import GatewayError
+
         _quiet()
         try:
-            result = event_loop.run(_private_call(_load(config), tool, arguments))
+            result = _run(_private_call(_load(config), tool, arguments))
         except GatewayError as exc:
-            err.print(f"error {exc.code}: {exc.message}", style="red", highlight=False, markup=False)
+            _err().print(f"error {exc.code}: {exc.message}", style="red", highlight=False, markup=False)
             raise typer.Exit(1) from exc
     print(json.dumps(result, indent=2, ensure_ascii=False))
     raise typer.Exit(1 if result.get("isError") else 0)
 
 
 async def _private_call(cfg: NexusConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    from mcp_nexus.pipeline.call import Caller
+    from mcp_nexus.runtime import Runtime
+
     async with Runtime(_private_config(cfg), _private_options()) as runtime:
         result = await runtime.gateway.call_tool_result(tool, arguments, caller=Caller("cli"))
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -355,6 +436,11 @@ def _uptime(seconds: float | None) -> str:
 
 
 def _print_servers(rows: list[dict[str, Any]], history: bool) -> None:
+    import time
+
+    from mcp_nexus.cli_table import Column, Listing, print_listing
+
+    out = _out()
     listing = Listing(
         (
             Column("server", key=True),
@@ -407,13 +493,16 @@ def servers(
     Asks the running gateway. With --config, starts the servers of that file here instead
     (no gateway needed), shows them and stops them.
     """
+    from mcp_nexus.cli_table import print_json, print_note
+
+    out = _out()
     frontends: dict[str, Any] = {}
     if config is None:
         answer = admin_request("GET", url, "/api/servers", token)
         rows, frontends = answer["servers"], answer.get("frontends", {})
     else:
         _quiet()
-        rows = event_loop.run(_private_servers(_load(config)))
+        rows = _run(_private_servers(_load(config)))
     # A private gateway started these servers just now: one in ERROR will not start (exit 1).
     failed = config is not None and any(row["state"] == "ERROR" for row in rows)
     if as_json:
@@ -437,15 +526,19 @@ def servers(
 
 async def _private_servers(cfg: NexusConfig) -> list[dict[str, Any]]:
     from mcp_nexus.frontends.admin_api import server_status
+    from mcp_nexus.runtime import Runtime
 
     async with Runtime(_private_config(cfg), _private_options()) as runtime:
         return [server_status(s) for s in runtime.gateway.supervisors.values()]
 
 
 def _server_action(action: str, name: str, url: str | None, token: str | None) -> None:
-    answer = admin_request("POST", url, f"/api/servers/{name}/{action}", token)
+    from mcp_nexus.cli_options import server_request
+    from mcp_nexus.cli_table import print_line
+
+    answer = server_request(action, name, url, token)
     error = f": {answer['last_error']}" if answer.get("last_error") else ""
-    print_line(f"{answer['name']}: {answer['state']}{error}", out)
+    print_line(f"{answer['name']}: {answer['state']}{error}", _out())
     if answer["state"] == "ERROR" and action in ("start", "restart", "enable"):
         raise typer.Exit(1)
 
@@ -471,10 +564,12 @@ def restart(name: NameArgument, url: UrlOption = None, token: TokenOption = None
 @app.command()
 def reload(url: UrlOption = None, token: TokenOption = None) -> None:
     """Make the running gateway re-read its config file and apply what changed."""
+    from mcp_nexus.cli_table import print_line
+
     answer = admin_request("POST", url, "/api/reload", token)
-    print_line(f"reloaded: {answer['summary']}", out)
+    print_line(f"reloaded: {answer['summary']}", _out())
     if answer.get("needs_process_restart"):
-        err.print(
+        _err().print(
             f"{', '.join(answer['needs_process_restart'])} changed: that takes a restart of nexus serve",
             style="yellow",
             markup=False,
@@ -488,23 +583,23 @@ def stats(
     as_json: JsonOption = False,
     watch: Annotated[
         float | None,
-        typer.Option("--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2)."),
+        typer.Option(
+            "--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2).", min=0.05, max=3600
+        ),
     ] = None,
 ) -> None:
     """Show the running gateway's metrics: calls, errors, latency percentiles, cache, limits, upstreams."""
+    from mcp_nexus.cli_table import print_json
     from mcp_nexus.stats_view import print_stats, watch_stats
 
-    if watch is not None and watch <= 0:
-        err.print(f"--watch takes seconds greater than 0, got {watch:g}", style="red", markup=False)
-        raise typer.Exit(2)
     answer = admin_request("GET", url, "/api/metrics", token)
     if as_json:
         print_json(answer)
         return
     if watch is None:
-        print_stats(answer, out)
+        print_stats(answer, _out())
         return
-    watch_stats(answer, lambda: admin_request("GET", url, "/api/metrics", token), watch, out)
+    watch_stats(answer, lambda: admin_request("GET", url, "/api/metrics", token), watch, _out())
 
 
 @app.command("import")

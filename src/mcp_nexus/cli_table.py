@@ -22,13 +22,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-PIPED_HELP = (
-    "Piped or redirected, it prints a header line, then one line per row with tab-separated columns "
-    "(never wrapped or cut; a tab, newline or other control character in a value prints as \\t, \\n, "
-    "\\xNN, a backslash as \\\\); any other line (a title, a total) starts with '# '. "
-    "--json prints the same data as JSON."
-)
-
 # C0 and C1 controls, DEL, the Unicode line and paragraph separators and the bidirectional
 # overrides: all of them can break a line in two or rewrite what a terminal shows.
 _OTHERS = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"

@@ -21,9 +21,8 @@ from rich.console import Console
 
 from mcp_nexus.catalog.index_snapshot import IndexFormatError, IndexSnapshot
 from mcp_nexus.catalog.index_store import IndexStoreError
-from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_options import PIPED_HELP, JsonOption, TokenOption, UrlOption, admin_request
 from mcp_nexus.cli_table import (
-    PIPED_HELP,
     Column,
     Listing,
     first_line,

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from mcp_nexus.cli_options import JsonOption, TokenOption, UrlOption, admin_request
-from mcp_nexus.cli_table import PIPED_HELP, Column, Listing, print_json, print_listing
+from mcp_nexus.cli_options import PIPED_HELP, JsonOption, TokenOption, UrlOption, admin_request
+from mcp_nexus.cli_table import Column, Listing, print_json, print_listing
 
 app = typer.Typer(
     help="Goals carried out by the gateway's control plane (docs/CONTROL.md).", no_args_is_help=True

@@ -146,6 +146,7 @@ NOT_LISTINGS = {
     "restart",
     "reload",
     "config check",
+    "import",
     "cortex add",
     "cortex observe",
     "cortex connect",
@@ -169,7 +170,9 @@ NOT_LISTINGS = {
 
 
 def _commands(group: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for name, command in group.commands.items():
+    context = typer.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)  # a lazily loaded group is loaded here
         if hasattr(command, "commands"):
             yield from _commands(command, f"{prefix}{name} ")
         else:

@@ -152,7 +152,7 @@ def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem
     if transport is None:
         transport = _inferred_transport(entry)
     if transport is None:
-        problems.append(ConfigProblem(path, "cannot tell the transport: give 'command', 'url' or 'type'"))
+        problems.append(_no_transport(path, entry))
         return None
     if kind_name == "external" and transport == "embedded":
         problems.append(
@@ -283,6 +283,15 @@ def _listed(
         entry = dict(raw)
         entries.append((entry.pop(id_key), entry, path))
     return entries
+
+
+def _no_transport(path: str, entry: dict[str, Any]) -> ConfigProblem:
+    """No key says the transport: a misspelt `comand` or `ur1` is likelier than a missing one, so name it."""
+    for key in entry:
+        closest = closest_key(str(key), ("command", "url", "type", "transport"))
+        if closest is not None:
+            return ConfigProblem(f"{path}.{key}", f"unknown field; did you mean {closest!r}?")
+    return ConfigProblem(path, "cannot tell the transport: give 'command', 'url' or 'type'")
 
 
 def closest_key(key: str, known: tuple[str, ...]) -> str | None:
