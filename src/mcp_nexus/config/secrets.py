@@ -111,7 +111,7 @@ def is_secret_flag(arg: str) -> bool:
 
 
 # Env variables whose values are locations, not credentials: redacting every path from an
-# upstream's stderr would make tracebacks unreadable. `nexus config check` still masks them.
+# upstream's stderr would make tracebacks unreadable. `nexus config check` shows them too (config/masking.py).
 _PATH_LIKE_ENV = re.compile(
     r"^(PATH|PYTHONPATH|NODE_PATH|HOME|PWD|TMPDIR|LANG|LANGUAGE|TZ|SHELL|USER|LC_\w+|\w+_(DIR|PATH|HOME|FILE))$"
 )
