@@ -8,8 +8,8 @@
     POST /api/reload                          re-read the config file and apply the diff
     GET  /api/openapi.json                    this API as an OpenAPI 3.1 document
 (the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py; the task
-routes, /api/tasks..., from admin_tasks.py; the tool index routes under /api/index from
-admin_index.py)
+routes, /api/tasks..., from admin_tasks.py; an offloaded result, GET /api/offload/{file}, from
+admin_offload.py (to its owner only); the tool index routes under /api/index from admin_index.py)
 
 Every answer is JSON through AdminJSONResponse; every error is {"error": "..."} with a status
 from one table (admin_json.py). Bodies are capped by the guard (gateway.request_max_bytes).
@@ -34,9 +34,9 @@ from mcp_nexus.frontends.admin_json import (
     gateway_error_response,
     read_json_object,
 )
+from mcp_nexus.frontends.admin_offload import api_caller, offload_openapi_paths, offload_routes
 from mcp_nexus.frontends.admin_tasks import task_openapi_paths, task_routes
 from mcp_nexus.gateway import Gateway, UnknownServerError
-from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
@@ -167,7 +167,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
                 path="$.arguments",
             )
         try:
-            result = await gateway.call_tool_result(name, arguments, caller=Caller("api"))
+            result = await gateway.call_tool_result(name, arguments, caller=api_caller(request))
         except GatewayError as exc:
             return gateway_error_response(exc)
         return AdminJSONResponse(result.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -199,6 +199,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
         Route("/api/reload", reload, methods=["POST"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
         *task_routes(gateway),
+        *offload_routes(gateway),
     ]
 
 
@@ -525,6 +526,7 @@ def openapi_document() -> dict[str, Any]:
                 }
             },
             **task_openapi_paths(_guarded),
+            **offload_openapi_paths(_guarded, _json, _ERROR),
             **index_openapi_paths(_json, _guarded, _ERROR, _json_body),
         },
     }

@@ -112,12 +112,15 @@ class MetricsStep:
         server = call.server or (tried[-1] if tried else None)
         server_stats = self._stats(self.per_server, server) if server is not None else None
         offloaded = False
+        offload_file = None
         kept_out = 0
         if tools_call and isinstance(outcome, types.CallToolResult) and outcome.meta:
             info = outcome.meta.get(OFFLOAD_META_KEY)
-            if isinstance(info, dict) and call.cache not in ("hit", "merged"):
-                offloaded = True
-                kept_out = max(0, int(info.get("bytes", 0)) - _answer_bytes(call, outcome))
+            if isinstance(info, dict):
+                offload_file = info.get("file")  # the dashboard's call log opens it (its owner only)
+                if call.cache not in ("hit", "merged"):
+                    offloaded = True
+                    kept_out = max(0, int(info.get("bytes", 0)) - _answer_bytes(call, outcome))
         for target in (stats, server_stats):
             if target is None:
                 continue
@@ -167,6 +170,7 @@ class MetricsStep:
                 offloaded,
                 call.retries,
                 len(tried),
+                offload_file,
             )
         )
 

@@ -32,6 +32,7 @@ CALL_FIELDS = (
     "offloaded",
     "retries",
     "servers_tried",
+    "offload_file",  # the offloaded file the answer names (also on a cache hit), else None
 )
 CallRecord = tuple[Any, ...]
 

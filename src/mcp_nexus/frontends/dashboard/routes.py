@@ -7,7 +7,9 @@
     GET  /ui/static/...      the page's CSS, JS and icon (shipped in the package; no data, no CDN)
     GET  /api/events         server-sent events: servers (on every state change), call (each call), resync
     GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history
-(the Tasks page reads `GET /api/tasks` of admin_tasks.py: the control plane's tasks, 409 when it is off)
+(the Tasks page reads `GET /api/tasks` of admin_tasks.py, the control plane's tasks, only when
+/api/dashboard says the control plane is on; the call log opens offloaded results through
+`GET /api/offload/{file}` of admin_offload.py, to their owner only)
 
 Everything but /login and the static files sits behind the admin API's guard (token, Host,
 Origin). Server actions, reload and "try it" use the admin API itself (`/api/servers/...`,
@@ -33,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from mcp_nexus.frontends.admin_api import frontend_status, server_status
 from mcp_nexus.frontends.admin_json import AdminJSONResponse
+from mcp_nexus.frontends.admin_offload import api_caller
 from mcp_nexus.frontends.dashboard.events import EventHub
 from mcp_nexus.frontends.dashboard.history import MetricsHistory
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader
@@ -149,7 +152,8 @@ class Dashboard:
             )
         return rows
 
-    def overview(self) -> dict[str, Any]:
+    def overview(self, viewer: str) -> dict[str, Any]:
+        """What the page needs at load; `viewer` is the caller identity its "try it" calls run as."""
         gateway = self.gateway
         control = getattr(gateway, "control", None)
         return {
@@ -160,6 +164,8 @@ class Dashboard:
             "history": self.history.as_dict(),
             "calls": gateway.metrics.recent.snapshot(200),
             "control": control is not None,
+            # the call log offers "open" on offloaded results this viewer owns (admin_offload.py)
+            "viewer": viewer,
             "reloadable": gateway.config_source is not None,
             "token_required": gateway.config.gateway.token is not None,
         }
@@ -208,7 +214,7 @@ class Dashboard:
             return response
 
         async def overview(request: Request) -> AdminJSONResponse:
-            return AdminJSONResponse(self.overview())
+            return AdminJSONResponse(self.overview(api_caller(request).identity))
 
         async def history(request: Request) -> AdminJSONResponse:
             return AdminJSONResponse({"history": self.history.as_dict(), "metrics": self.reader.snapshot()})

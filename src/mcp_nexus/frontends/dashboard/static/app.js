@@ -3,7 +3,7 @@
 "use strict";
 (() => {
   const $ = (sel, root = document) => root.querySelector(sel);
-  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false };
+  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false, viewer: null };
   const MAX_CALLS = 500;
 
   function h(tag, attrs, ...children) {
@@ -143,15 +143,28 @@
   }
   $("#tool-search").addEventListener("input", renderTools);
 
+  // One property's schema as the form needs it: its non-null type, whether null is allowed, its
+  // values. Optional[str] comes as {"type": ["string", "null"]} or {"anyOf": [{"type": "string"}, {"type": "null"}]}.
+  function describe(schema) {
+    const branches = [schema, ...(schema.anyOf || []), ...(schema.oneOf || [])];
+    const types = branches.flatMap((b) => (Array.isArray(b.type) ? b.type : b.type ? [b.type] : []));
+    const values = branches.find((b) => Array.isArray(b.enum));
+    const enumValues = values ? values.enum.filter((v) => v !== null) : null;
+    const nullable = types.includes("null") || (values ? values.enum.includes(null) : false);
+    return {
+      type: types.find((t) => t !== "null"), nullable, enum: enumValues,
+      description: schema.description || branches.map((b) => b.description).find(Boolean),
+    };
+  }
   function fieldFor(name, schema, required) {
-    const type = Array.isArray(schema.type) ? schema.type.find((x) => x !== "null") : schema.type;
+    const { type, nullable, enum: choices, description } = describe(schema);
     const id = "arg-" + name;
     const label = h("label", { for: id }, name + (required ? " *" : ""), " ",
-      h("span", { class: "hint", text: [type, schema.description].filter(Boolean).join(": ") }));
+      h("span", { class: "hint", text: [type + (nullable ? " or null" : ""), description].filter(Boolean).join(": ") }));
     let input;
-    if (Array.isArray(schema.enum)) {
-      input = h("select", { id, name, "data-kind": "enum" }, ...(required ? [] : [h("option", { value: "" }, "")]),
-        ...schema.enum.map((v) => h("option", { value: JSON.stringify(v) }, String(v))));
+    if (choices) {
+      input = h("select", { id, name, "data-kind": "enum" }, ...(required && !nullable ? [] : [h("option", { value: "" }, "")]),
+        ...choices.map((v) => h("option", { value: JSON.stringify(v) }, String(v))));
     } else if (type === "boolean") {
       input = h("input", { id, name, type: "checkbox", "data-kind": "boolean" });
     } else if (type === "integer" || type === "number") {
@@ -159,9 +172,13 @@
     } else if (type === "object" || type === "array") {
       input = h("textarea", { id, name, rows: 3, "data-kind": "json", placeholder: type === "array" ? "[ ]" : "{ }", required });
     } else {
-      input = h("input", { id, name, type: "text", "data-kind": "string", required });
+      input = h("input", { id, name, type: "text", "data-kind": "string", required: required && !nullable });
     }
-    if (schema.default !== undefined && input.type !== "checkbox") input.value = typeof schema.default === "string" ? schema.default : JSON.stringify(schema.default);
+    // An empty field is left out of the arguments (or sent as null when the tool requires it and
+    // allows null): never the text "null". A null default is such an empty field.
+    if (nullable) input.dataset.nullable = "1";
+    if (required && nullable) { input.required = false; input.placeholder = "empty: null"; }
+    if (schema.default != null && input.type !== "checkbox") input.value = typeof schema.default === "string" ? schema.default : JSON.stringify(schema.default);
     if (schema.default === true && input.type === "checkbox") input.checked = true;
     return [label, input];
   }
@@ -182,16 +199,23 @@
     if (!Object.keys(props).length) form.appendChild(h("p", { class: "muted", text: "This tool takes no arguments." }));
     form.appendChild(h("button", { type: "submit", id: "try-run" }, "Run through the pipeline"));
     $("#try-result").textContent = "";
+    // On a phone the panel sits under the whole tool list: bring it into view.
+    if (window.matchMedia("(max-width: 760px)").matches) $("#try-panel").scrollIntoView({ block: "start" });
   }
   $("#try-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const name = selected;
+    const tool = state.tools.find((x) => x.name === name);
+    const required = new Set(((tool && tool.input_schema) || {}).required || []);
     const args = {};
     try {
       for (const input of $("#try-form").querySelectorAll("[data-kind]")) {
         const kind = input.dataset.kind;
         if (kind === "boolean") { args[input.name] = input.checked; continue; }
-        if (input.value === "") continue;
+        if (input.value === "") {
+          if (input.dataset.nullable && required.has(input.name)) args[input.name] = null;
+          continue;
+        }
         if (kind === "number") args[input.name] = Number(input.value);
         else if (kind === "json" || kind === "enum") args[input.name] = JSON.parse(input.value);
         else args[input.name] = input.value;
@@ -249,8 +273,14 @@
       h("td", { class: "num", text: c.duration_ms.toFixed(1) + " ms" }),
       h("td", { class: c.outcome === "ok" ? "outcome-ok" : "outcome-bad", text: c.outcome + (c.retries ? ` (${c.retries} retries)` : "") }),
       h("td", { text: c.cache || "-" }),
-      h("td", { text: c.offloaded ? "yes" : "" }),
+      h("td", {}, c.offloaded ? "yes" : "", ownOffload(c)),
     );
+  }
+  // The offloaded file of a call this viewer made (its "try it"): the admin API serves it to its owner only.
+  function ownOffload(c) {
+    if (!c.offload_file || `${c.frontend}:${c.client || "-"}` !== state.viewer) return null;
+    return h("a", { class: "open-offload", href: `/api/offload/${encodeURIComponent(c.offload_file)}`,
+      target: "_blank", rel: "noopener", title: c.offload_file }, c.offloaded ? " open" : "open");
   }
   function renderCalls() {
     const body = $("#calls-table tbody");
@@ -351,6 +381,12 @@
   // -- tasks ------------------------------------------------------------------------------------
   async function renderTasks() {
     const box = $("#tasks-body");
+    if (!state.control) {  // asked first: no request that can only fail (and show a 409 in the console)
+      box.textContent = "";
+      box.appendChild(h("p", { class: "muted", id: "tasks-disabled", text: "The control plane is not enabled on this gateway: there are no tasks to show." }));
+      box.appendChild(h("p", { class: "muted", text: "Turn it on with llm.base_url (an OpenAI-compatible endpoint) or control.enabled: true (docs/CONTROL.md)." }));
+      return;
+    }
     let data;
     try { data = await api("GET", "/api/tasks?limit=50"); }
     catch (e) {
@@ -400,6 +436,7 @@
     state.history = data.history;
     state.frontends = data.frontends;
     state.control = data.control;
+    state.viewer = data.viewer;
     $("#logout-form").hidden = !data.token_required;
     $("#reload-config").disabled = !data.reloadable;
     $("#reload-config").title = data.reloadable ? "Re-read the config file" : "started without a config file";
