@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from support.processes import TESTS, VENV_BIN, child_env
+from support.processes import VENV_BIN, child_env
 
 
 def nexus(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -91,15 +90,10 @@ def test_json_gives_the_verdict_and_the_table_and_an_invalid_document_exits_2(tm
 
 
 def test_servers_with_config_exits_1_when_a_server_is_in_error(tmp_path: Path) -> None:
-    fine = {
-        "command": sys.executable,
-        "args": ["-m", "support.demo_server", "two"],
-        "env": {"PYTHONPATH": str(TESTS)},
-    }
+    # The built-in servers start in-process (READY, quickly); the broken one cannot start at all.
     broken = {"command": str(tmp_path / "missing-server"), "restart": {"max_attempts": 1, "backoff_min": 0.1}}
-    base = {"gateway": {"include_builtins": False}}
-    good_doc = write(tmp_path, {**base, "mcpServers": {"fine": fine}}, "good.json")
-    bad_doc = write(tmp_path, {**base, "mcpServers": {"fine": fine, "broken": broken}}, "bad.json")
+    good_doc = write(tmp_path, {"mcpServers": {}}, "good.json")
+    bad_doc = write(tmp_path, {"mcpServers": {"broken": broken}}, "bad.json")
     runs = {
         name: subprocess.Popen(
             [str(VENV_BIN / "nexus"), "servers", "--config", str(path), *extra],
@@ -113,6 +107,9 @@ def test_servers_with_config_exits_1_when_a_server_is_in_error(tmp_path: Path) -
     results = {name: (proc.communicate(timeout=60), proc.returncode) for name, proc in runs.items()}
     (good_out, good_err), good_code = results["good"]
     assert good_code == 0, good_err
-    assert [(row["name"], row["state"]) for row in json.loads(good_out)] == [("fine", "READY")]
+    assert {row["name"]: row["state"] for row in json.loads(good_out)} == {
+        "device": "READY",
+        "cortex": "READY",
+    }
     (bad_out, _), bad_code = results["bad"]
-    assert bad_code == 1 and "broken\tstdio\tERROR" in bad_out and "fine\tstdio\tREADY" in bad_out
+    assert bad_code == 1 and "broken\tstdio\tERROR" in bad_out and "device\tembedded\tREADY" in bad_out
