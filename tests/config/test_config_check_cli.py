@@ -100,7 +100,7 @@ def test_servers_with_config_exits_1_when_a_server_is_in_error(tmp_path: Path) -
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_env(NEXUS_DATA_DIR=str(tmp_path / "data")),
+            env=child_env(NEXUS_DATA_DIR=str(tmp_path / f"data-{name}")),  # one each: they run at once
         )
         for name, path, extra in (("good", good_doc, ["--json"]), ("bad", bad_doc, []))
     }
