@@ -31,6 +31,7 @@ from mcp_nexus.frontends.mcp_http_check import McpMessageCheck
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.metrics_routes import metrics_routes
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader
+from mcp_nexus.frontends.modern_call import ModernToolCall
 from mcp_nexus.frontends.security import GuardSettings, HttpGuard
 from mcp_nexus.gateway import Gateway
 
@@ -111,7 +112,10 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     limiter = HttpSessionLimiter(
-        McpMessageCheck(app, settings.path, frontend.lean_call), settings.path, session_manager, limits
+        McpMessageCheck(app, settings.path, frontend.lean_call, ModernToolCall(frontend)),
+        settings.path,
+        session_manager,
+        limits,
     )
     guard = HttpGuard(
         limiter,

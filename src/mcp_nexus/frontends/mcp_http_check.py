@@ -6,7 +6,9 @@ gets 202 with no body; a batch or `"jsonrpc": "1.0"` gets a pydantic dump; an un
 `Mcp-Protocol-Version` header gets an error about `_meta` keys). Here the same rules as on
 every other endpoint apply (jsonrpc/message.py): one short JSON-RPC error with HTTP 400.
 A well-formed message is passed on byte for byte, except a plain tools/call on a
-handshake-era session, which takes the lean path (McpFrontend.lean_call) when eligible, and
+handshake-era session, which takes the lean path (McpFrontend.lean_call) when eligible, a
+plain 2026-07-28 tools/call that passes every check the SDK's transport makes (Accept, the
+routing headers, `Mcp-Param-*`), served by frontends/modern_call.py, and
 a request whose params hold a lone UTF-16 surrogate, answered here for both paths (-32602
 naming where: forwarded, a strict upstream would drop it and the client wait for a timeout).
 """
@@ -16,10 +18,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp.server.runner import modern_error_data
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
 from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_nexus.frontends.modern_call import ModernToolCall
 from mcp_nexus.jsonrpc import ParseError, decode_checked, encode, lone_surrogate
 from mcp_nexus.jsonrpc.message import Invalid, Request, classify
 
@@ -31,10 +42,17 @@ LeanCall = Callable[[str, Any, dict[str, Any] | None], Awaitable[bytes | None]]
 
 
 class McpMessageCheck:
-    def __init__(self, app: ASGIApp, path: str, lean_call: LeanCall | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        path: str,
+        lean_call: LeanCall | None = None,
+        modern_call: ModernToolCall | None = None,
+    ) -> None:
         self.app = app
         self.path = path.rstrip("/") or "/"
         self.lean_call = lean_call
+        self.modern_call = modern_call
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
@@ -89,7 +107,58 @@ class McpMessageCheck:
                 if answer is not None:
                     await _json(send, 200, answer)
                     return
+        if (
+            self.modern_call is not None
+            and isinstance(message, Request)
+            and message.method == "tools/call"
+            and version in MODERN_PROTOCOL_VERSIONS
+        ):
+            served = await self._modern(scope, value, message)
+            if served is not None:
+                await _json(send, *served)
+                return
         await self.app(scope, _replay(body, receive), send)
+
+    async def _modern(self, scope: Scope, value: Any, message: Request) -> tuple[int, bytes] | None:
+        """(status, body) of a plain 2026-07-28 tools/call; None when the SDK's transport must judge it.
+
+        Every check the SDK's single-exchange transport makes before dispatch is made here in
+        the same order; a request failing any of them goes on to the SDK, which answers it.
+        """
+        modern = self.modern_call
+        assert modern is not None
+        if not modern.accepts(message.params):
+            return None
+        raw = [
+            (key.decode("latin-1").lower(), item.decode("latin-1")) for key, item in scope.get("headers", ())
+        ]
+        headers = dict(raw)
+        if not _accepts_json_and_sse(headers.get("accept", "")) or find_duplicated_routing_header(raw):
+            return None
+        if isinstance(classify_inbound_request(value, headers=headers), InboundLadderRejection):
+            return None
+        params = message.params or {}
+        arguments = params.get("arguments") or {}
+        if arguments or any(key.startswith("mcp-param-") for key in headers):
+            schema = modern.frontend.tool_input_schema(params["name"])
+            if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
+                return None
+        try:
+            result = await modern.call(message.id, params)
+        except Exception as exc:  # mapped as the SDK maps a modern handler's exception
+            error = modern_error_data(exc).model_dump(mode="json", by_alias=True, exclude_none=True)
+            answer = encode({"jsonrpc": "2.0", "id": message.id, "error": error})
+            return ERROR_CODE_HTTP_STATUS.get(error["code"], 200), answer
+        return 200, encode({"jsonrpc": "2.0", "id": message.id, "result": result})
+
+
+def _accepts_json_and_sse(accept: str) -> bool:
+    """The SDK's Accept rule for a POST (mcp.server.streamable_http.check_accept_headers), on a string."""
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    wildcard = "*/*" in types
+    has_json = wildcard or "application/json" in types or "application/*" in types
+    has_sse = wildcard or "text/event-stream" in types or "text/*" in types
+    return has_json and has_sse
 
 
 def _enveloped(message: Any) -> bool:

@@ -134,7 +134,7 @@ class McpFrontend:
             cache_hints=_list_cache_hints(gateway.config.gateway.list_ttl),
             # Without it the SDK checks a 2026-07-28 HTTP call's Mcp-Param-* headers against a whole
             # tools/list run per call (docs/PERFORMANCE.md): the catalog answers in one lookup.
-            get_tool_input_schema=self._tool_input_schema,
+            get_tool_input_schema=self.tool_input_schema,
         )
         # The logging capability is deprecated at 2026-07-28 but handshake-era clients still send setLevel.
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
@@ -259,7 +259,7 @@ class McpFrontend:
         )
         return types.ListToolsResult(tools=tools) if settled else types.ListToolsResult(tools=tools, ttl_ms=0)
 
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+    def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """The exposed tool's input schema (None: unknown; the call itself then says so)."""
         entry = self.gateway.catalog.tools.get(name)
         return entry.tool.input_schema if entry is not None else None

@@ -5,9 +5,10 @@ costs one error answer, never the process. The MCP semantics are the SDK's `Serv
 running on that core (initialize, lists, resources, prompts, both protocol eras, as over
 HTTP). The client's first request decides the era, as the SDK's own stdio server does.
 
-tools/call on a handshake-era connection takes a lean path: straight from the peer to
-`Gateway.call_tool` (every governance step still runs) and back as pre-serialised JSON,
-skipping the SDK's per-request context building and result re-validation.
+tools/call takes a lean path on both eras: straight from the peer to `Gateway.call_tool`
+(every governance step still runs), skipping the SDK's per-request context building and
+result re-validation (handshake era: below, answered as pre-serialised JSON; 2026-07-28:
+frontends/modern_call.py, for plain calls).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pydantic_core import PydanticSerializationError
 
 from mcp_nexus import tracing
 from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.modern_call import ModernToolCall
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
@@ -99,6 +101,7 @@ class StdioServer:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.frontend = McpFrontend(gateway, "stdio")
+        self.modern_call = ModernToolCall(self.frontend)
         self.peer: JsonRpcPeer | None = None
         self._era: str | None = None  # "legacy" or "modern", decided by the first request
         self._runner: ServerRunner[Any] | None = None
@@ -181,6 +184,9 @@ class StdioServer:
         route = classify_inbound_request({"method": method, "params": params})
         if isinstance(route, InboundLadderRejection):
             raise MCPError(route.code, route.message, route.data)
+        if method == "tools/call" and dctx.progress_token is None and self.modern_call.accepts(params):
+            assert params is not None
+            return await self.modern_call.call(dctx.request_id, params)
         assert self.peer is not None
         connection = Connection.from_envelope(
             route.protocol_version,
