@@ -9,7 +9,8 @@ A marker is an HTML comment (GitHub does not render it) on the line right before
 
 Options of `config` (any order): `file=NAME` saves the block under NAME in the document's
 working folder, for the blocks after it; `env=VAR=VALUE` sets a variable the block needs
-(the text beside the block must say so); `start` also starts it in a gateway and requires
+(the text beside the block must say so); `touch=NAME` creates an empty file NAME beside it
+(a file the block reads, e.g. an `envFile`); `start` also starts it in a gateway and requires
 every server READY; `serve` makes it the config the document's shell blocks talk to
 (`nexus serve --config NAME`); `fragment` means a part of a file, complete once wrapped in
 `{...}` (JSON).
@@ -49,6 +50,7 @@ class Block:
     options: frozenset[str] = frozenset()
     file: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    touch: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -59,16 +61,20 @@ class Block:
         return self.runnable or bool(self.reason)
 
 
-def _parse_marker(body: str, where: str) -> tuple[str, frozenset[str], str | None, dict[str, str]]:
+def _parse_marker(
+    body: str, where: str
+) -> tuple[str, frozenset[str], str | None, dict[str, str], tuple[str, ...]]:
     words = body.split()
     if not words or words[0] not in KINDS:
         raise MarkerError(f"{where}: 'runnable:' takes one of {', '.join(KINDS)} first, got {body!r}")
-    kind, options, file, env = words[0], set(), None, {}
+    kind, options, file, env, touch = words[0], set(), None, {}, []
     for word in words[1:]:
         if kind != "config":
             raise MarkerError(f"{where}: a {kind} block takes no options, got {word!r}")
         if word.startswith("file="):
             file = word.removeprefix("file=")
+        elif word.startswith("touch="):
+            touch.append(word.removeprefix("touch="))
         elif word.startswith("env=") and "=" in word.removeprefix("env="):
             name, _, value = word.removeprefix("env=").partition("=")
             env[name] = value
@@ -76,12 +82,12 @@ def _parse_marker(body: str, where: str) -> tuple[str, frozenset[str], str | Non
             options.add(word)
         else:
             raise MarkerError(
-                f"{where}: unknown config option {word!r}; expected file=NAME, env=VAR=VALUE, "
+                f"{where}: unknown config option {word!r}; expected file=NAME, env=VAR=VALUE, touch=NAME, "
                 f"{', '.join(sorted(CONFIG_OPTIONS))}"
             )
     if "serve" in options and file is None:
         raise MarkerError(f"{where}: 'serve' needs file=NAME (the file `nexus serve --config` reads)")
-    return kind, frozenset(options), file, env
+    return kind, frozenset(options), file, env, tuple(touch)
 
 
 def read_blocks(path: Path) -> list[Block]:
@@ -99,7 +105,8 @@ def read_blocks(path: Path) -> list[Block]:
         body: list[str] = []
         end = index + 1
         while end < len(lines) and not lines[end].strip().startswith(fence):
-            body.append(lines[end][indent:] if lines[end][:indent].isspace() else lines[end].lstrip())
+            line = lines[end]  # an indented block (in a list item) loses its fence's indent, no more
+            body.append(line[min(indent, len(line) - len(line.lstrip())) :])
             end += 1
         where = f"{path.name}:{index + 1}"
         marker = _MARKER.match(lines[index - 1]) if index > 0 else None
@@ -111,8 +118,8 @@ def read_blocks(path: Path) -> list[Block]:
                 raise MarkerError(f"{where}: 'not runnable:' needs a reason")
             blocks.append(Block(path, index + 1, language, text, runnable=False, reason=marker["body"]))
         else:
-            kind, options, file, env = _parse_marker(marker["body"], where)
-            blocks.append(Block(path, index + 1, language, text, True, kind, "", options, file, env))
+            kind, options, file, env, touch = _parse_marker(marker["body"], where)
+            blocks.append(Block(path, index + 1, language, text, True, kind, "", options, file, env, touch))
         index = end + 1
     return blocks
 

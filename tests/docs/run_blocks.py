@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,7 @@ from mcp_nexus.upstream.state import UpstreamState
 from support.gateway import running
 
 START_TIMEOUT_S = 30.0
+_BACKGROUND = re.compile(r"&\s*(#.*)?$")  # `cmd &`, `cmd &   # a comment`
 
 _WAIT_FOR_SERVER = """
 __docs_wait_for_server() {  # a server just started in the background: wait until it answers
@@ -73,6 +75,8 @@ def run_config(block: Block, workspace: Workspace) -> str | None:
     suffix = ".yaml" if block.language in ("yaml", "yml") else ".json"
     path = workspace.folder / (block.file or f"block-{block.line}{suffix}")
     path.write_text(text, encoding="utf-8")
+    for name in block.touch:
+        (workspace.folder / name).touch()
     try:
         config, _warnings = load_config(path, {**workspace.env, **block.env})
     except ConfigError as exc:
@@ -91,10 +95,13 @@ def console_script(text: str) -> str:
         if not line.startswith("$ "):
             continue
         command = line[2:].rstrip()
-        if command.endswith("&"):
+        if _BACKGROUND.search(command):
             lines.append(f"{command}\n__docs_wait_for_server")
         else:
-            lines.append(f'{command} || __docs_failed {number} "$?"')
+            # the status on a line of its own: a trailing `# comment` on the command cannot hide it
+            lines.append(
+                f'{command}\n__docs_status=$?; [ "$__docs_status" = 0 ] || __docs_failed {number} "$__docs_status"'
+            )
     return "\n".join(lines) + "\n"
 
 
