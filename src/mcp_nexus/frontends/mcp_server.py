@@ -26,13 +26,13 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_nexus import __version__, tracing
+from mcp_nexus import __version__
 from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
 from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.frontends.first_list import settle_first_list
+from mcp_nexus.frontends.tool_call_entry import as_mcp_error, call_tool, client_caller, encodable
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
@@ -78,26 +78,6 @@ def _list_cache_hints(ttl_seconds: float) -> dict[CacheableMethod, CacheHint]:
         "resources/list": hint,
         "resources/templates/list": hint,
     }
-
-
-def encodable(outcome: Any) -> Any:
-    """The result with any lone UTF-16 surrogate in its texts replaced (U+FFFD), so the SDK can encode it.
-
-    A server may send `"\\ud800"` (valid JSON, not valid Unicode); the SDK's serialiser refuses it
-    and the client would get an empty stream. ASCII texts (most) cost one O(1) check.
-    """
-    for item in getattr(outcome, "content", None) or ():
-        text = getattr(item, "text", None)
-        if isinstance(text, str) and not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                item.text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return outcome
-
-
-def _as_mcp_error(exc: GatewayError) -> MCPError:
-    return MCPError(exc.code, exc.message, exc.data or None)
 
 
 class McpFrontend:
@@ -185,27 +165,15 @@ class McpFrontend:
             return None
         if not touch_http_session(self.server.session_manager, session_id):
             return None  # closed (idle, deleted): the SDK answers as it should
-        name = (params or {}).get("name")
-        arguments = (params or {}).get("arguments")
         client_params = connection.client_params
-        caller = Caller(
+        caller = client_caller(
             self.frontend,
             client_params.client_info.name if client_params is not None else None,
-            None,
-            request_id,
-            capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
-            False,
+            capabilities,
+            request_id=request_id,
         )
         try:
-            if not isinstance(name, str) or not name:
-                raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
-            if arguments is not None and not isinstance(arguments, dict):
-                raise MCPError(types.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-            outcome = encodable(
-                await self.gateway.call_tool(
-                    name, arguments, caller=caller, meta=tracing.caller_context((params or {}).get("_meta"))
-                )
-            )
+            outcome = encodable(await call_tool(self.gateway, params, caller))
         except Exception as exc:
             return encode({"jsonrpc": "2.0", "id": request_id, "error": error_body(exc)})
         result = outcome.model_dump_json(by_alias=True, exclude_none=True).encode()
@@ -282,14 +250,13 @@ class McpFrontend:
         """Who is calling: this frontend, the client's name and capabilities, its session for relays."""
         session = ctx.session
         client_info = session.client_params.client_info.name if session.client_params else None
-        capabilities = session.client_capabilities
-        return Caller(
+        return client_caller(
             self.frontend,
             client_info,
-            session,
-            ctx.request_id,
-            capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
-            ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
+            session.client_capabilities,
+            peer=session,
+            request_id=ctx.request_id,
+            modern=ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
         )
 
     async def _call_tool(
@@ -300,17 +267,13 @@ class McpFrontend:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await session.report_progress(value, total, message)
 
-        try:
-            outcome = await self.gateway.call_tool(
-                params.name,
-                params.arguments,
-                caller=self.caller(ctx),
-                progress=cast(ProgressFnT, progress) if caller_wants_progress(ctx) else None,
-                round_=_round(ctx, params),
-                meta=tracing.caller_context(params.meta),
-            )
-        except GatewayError as exc:
-            raise _as_mcp_error(exc) from exc
+        outcome = await call_tool(
+            self.gateway,
+            {"name": params.name, "arguments": params.arguments, "_meta": params.meta},
+            self.caller(ctx),
+            progress=cast(ProgressFnT, progress) if caller_wants_progress(ctx) else None,
+            round_=_round(ctx, params),
+        )
         return encodable(outcome)
 
     async def _list_resources(
@@ -339,7 +302,7 @@ class McpFrontend:
                 str(params.uri), caller=self.caller(ctx), round_=_round(ctx, params)
             )
         except GatewayError as exc:
-            raise _as_mcp_error(exc) from exc
+            raise as_mcp_error(exc) from exc
 
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
@@ -372,7 +335,7 @@ class McpFrontend:
                 params.name, params.arguments, caller=self.caller(ctx), round_=_round(ctx, params)
             )
         except GatewayError as exc:
-            raise _as_mcp_error(exc) from exc
+            raise as_mcp_error(exc) from exc
 
     async def _complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
@@ -382,7 +345,7 @@ class McpFrontend:
         try:
             return await self.gateway.complete(params.ref, argument, context, caller=self.caller(ctx))
         except GatewayError as exc:
-            raise _as_mcp_error(exc) from exc
+            raise as_mcp_error(exc) from exc
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
@@ -30,10 +29,8 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcp_nexus import tracing
-from mcp_nexus.frontends.mcp_server import McpFrontend, encodable
-from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.tool_call_entry import call_tool, client_caller, encodable
 
 _ENVELOPE_KEYS = frozenset({PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY})
 _PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
@@ -88,21 +85,15 @@ class ModernToolCall:
     async def call(self, request_id: Any, params: Mapping[str, Any]) -> dict[str, Any]:
         """The result of an accepted call, as the SDK's runner would put it on the wire.
 
-        Raises MCPError (the pipeline's errors, mapped as on the SDK's path).
+        Raises MCPError (the pipeline's errors, mapped as on the SDK's path: tool_call_entry).
         """
         identity = self._known_identity(params["_meta"])
         assert identity is not None, "call() is for calls accepts() took"
-        caller = Caller(self.frontend.frontend, identity[0], None, request_id, identity[1], True)
-        try:
-            outcome = await self.frontend.gateway.call_tool(
-                params["name"],
-                params.get("arguments"),
-                caller=caller,
-                meta=tracing.caller_context(params.get("_meta")),
-            )
-        except GatewayError as exc:
-            raise MCPError(exc.code, exc.message, exc.data or None) from exc
-        result: dict[str, Any] = encodable(outcome).model_dump(mode="json", by_alias=True, exclude_none=True)
+        caller = client_caller(
+            self.frontend.frontend, identity[0], identity[1], request_id=request_id, modern=True
+        )
+        outcome = encodable(await call_tool(self.frontend.gateway, params, caller))
+        result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
         if result.get("resultType") is None:
             result["resultType"] = "complete"
         meta = result.get("_meta")

@@ -31,14 +31,13 @@ from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from mcp_nexus import tracing
 from mcp_nexus.frontends.mcp_server import McpFrontend
 from mcp_nexus.frontends.modern_call import ModernToolCall
+from mcp_nexus.frontends.tool_call_entry import call_tool, client_caller
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
 from mcp_nexus.jsonrpc.stream_ends import open_output, read_lines
-from mcp_nexus.pipeline.call import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -208,37 +207,24 @@ class StdioServer:
     async def _call_tool(
         self, dctx: Any, params: Mapping[str, Any], connection: Connection
     ) -> RawResult | dict[str, Any]:
-        name = params.get("name")
-        arguments = params.get("arguments")
-        if not isinstance(name, str) or not name:
-            raise MCPError(types.INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise MCPError(types.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         known = self._known_client
         if known is None or known[0] is not connection.client_params:
             client_params = connection.client_params
-            capabilities = connection.client_capabilities
             known = self._known_client = (
                 client_params,
                 client_params.client_info.name if client_params is not None else None,
-                capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
-                if capabilities
+                connection.client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if connection.client_capabilities
                 else {},
             )
-        caller = Caller("stdio", known[1], self._client, dctx.request_id, known[2], False)
+        caller = client_caller("stdio", known[1], known[2], peer=self._client, request_id=dctx.request_id)
         progress = None
         if dctx.progress_token is not None:
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
                 await dctx.progress(value, total, message)
 
-        outcome = await self.gateway.call_tool(
-            name,
-            arguments,
-            caller=caller,
-            progress=progress,  # type: ignore[arg-type]
-            meta=tracing.caller_context(params.get("_meta")),
-        )
+        outcome = await call_tool(self.gateway, params, caller, progress=progress)  # type: ignore[arg-type]
         # pydantic-core serialises the result to JSON in one pass; only the envelope is ours.
         try:
             return RawResult(outcome.model_dump_json(by_alias=True, exclude_none=True).encode())

@@ -19,14 +19,13 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
 from mcp_nexus.frontends.first_list import settle_first_list
+from mcp_nexus.frontends.tool_call_entry import call_params, call_tool_final, client_caller
 from mcp_nexus.frontends.xiaozhi.results import error_result, flatten
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView, UnknownCursorError
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcPeer, PeerOptions, decode_checked
 from mcp_nexus.jsonrpc import encode as encode_bytes
 from mcp_nexus.jsonrpc.codec import ParseError
-from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import GatewayError
 
 logger = logging.getLogger(__name__)
 
@@ -194,15 +193,8 @@ class ToolService:
     # -- tools/call ----------------------------------------------------------------------
 
     async def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        name = params.get("name")
-        arguments = params.get("arguments")
-        if not isinstance(name, str) or not name:
-            raise MCPError(INVALID_PARAMS, "Invalid params: tools/call needs 'name' (a string)")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise MCPError(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-        result = await self._run(name, arguments)
+        name, arguments = call_params(params)
+        result = await self._run(name, arguments or {})
         self.calls_served += 1
         if self.on_call is not None:
             self.on_call()
@@ -213,15 +205,14 @@ class ToolService:
         if name not in snapshot.names.to_original:
             return error_result(f"Unknown tool: {name}")
         original = snapshot.names.original(name)
-        caller = Caller("xiaozhi", self.peer_name or self.client, sees=self.view.name_for)
+        caller = client_caller("xiaozhi", self.peer_name or self.client, None, sees=self.view.name_for)
+        request = {"name": original, "arguments": arguments}
         try:
             # Shorter than the endpoint's own wait (~30 s), so the peer always hears back.
             async with asyncio.timeout(self.call_timeout):
-                outcome = await self.gateway.call_tool_result(original, arguments, caller=caller)
+                outcome = await call_tool_final(self.gateway, request, caller)
         except TimeoutError:
             return error_result(f"Tool {name} did not answer within {self.call_timeout:g} s")
-        except GatewayError as exc:
-            return error_result(f"{exc.message} (error {exc.code})")
         except MCPError as exc:
             return error_result(f"{exc.error.message} (error {exc.error.code})")
         return flatten(outcome)
