@@ -249,25 +249,47 @@ class Session:
         round_: CallRound | None = None,
         answer_input: InputAnswerer | None = None,
     ) -> ToolOutcome:
-        """tools/call. Without `answer_input` an `InputRequiredResult` is returned to the caller as is;
-        with it, the questions are answered through it and the call retried until it ends."""
+        """tools/call — the one way out for a call, whatever the transport.
+
+        Without `answer_input` an `InputRequiredResult` is returned to the caller as is; with it,
+        the questions are answered through it and the call retried until it ends. The params are
+        built here, once per round; the transport only sends them (`_send_call`).
+        """
 
         async def send(responses: dict[str, Any] | None, state: str | None) -> ToolOutcome:
-            request = types.CallToolRequest(
-                params=types.CallToolRequestParams(
-                    name=name,
-                    arguments=arguments,
-                    input_responses=responses,
-                    request_state=state,
-                    _meta=self._meta(meta, capabilities),  # type: ignore[arg-type]
-                )
-            )
-            # send_request, not ClientSession.call_tool: a relay does not re-validate results
-            # against output schemas (the downstream client does), which costs time and would
-            # hide the upstream's own answer behind a gateway error.
-            return await self._send(request, _TOOL_OUTCOME, timeout, progress)
+            params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+            if meta:
+                params["_meta"] = dict(meta)
+            if responses is not None:
+                params["inputResponses"] = {
+                    key: value.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    if isinstance(value, types.Result | types.ErrorData)
+                    else value
+                    for key, value in responses.items()
+                }
+            if state is not None:
+                params["requestState"] = state
+            return await self._send_call(params, capabilities, timeout, progress)
 
         return await in_rounds(send, round_, answer_input)
+
+    async def _send_call(
+        self,
+        params: dict[str, Any],
+        capabilities: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressFnT | None,
+    ) -> ToolOutcome:
+        """Send one tools/call round. Here through the SDK's session, which stamps the
+        2026-07-28 envelope itself (with the caller's capabilities: `_meta`)."""
+        params["_meta"] = self._meta(params.get("_meta"), capabilities)
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams.model_validate(params, by_name=False)
+        )
+        # send_request, not ClientSession.call_tool: a relay does not re-validate results
+        # against output schemas (the downstream client does), which costs time and would
+        # hide the upstream's own answer behind a gateway error.
+        return await self._send(request, _TOOL_OUTCOME, timeout, progress)  # type: ignore[no-any-return]
 
     async def _send(
         self, request: Any, result_type: Any, timeout: float | None, progress: ProgressFnT | None

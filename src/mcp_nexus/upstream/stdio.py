@@ -29,8 +29,7 @@ from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
-from mcp_nexus.upstream.input_required import InputAnswerer
-from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, _version, in_rounds
+from mcp_nexus.upstream.session import Session, ToolOutcome, _version
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 
 logger = logging.getLogger(__name__)
@@ -176,56 +175,36 @@ class StdioSession(Session):
 
     # -- the lean tools/call ---------------------------------------------------------------
 
-    async def call_tool(
+    async def _send_call(
         self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        meta: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        progress: ProgressFnT | None = None,
-        capabilities: dict[str, Any] | None = None,
-        round_: CallRound | None = None,
-        answer_input: InputAnswerer | None = None,
+        params: dict[str, Any],
+        capabilities: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressFnT | None,
     ) -> ToolOutcome:
+        """One tools/call round as raw JSON-RPC on our own peer (no typed request built and
+        re-validated per call), with the 2026-07-28 envelope stamped here when the era is."""
         peer = self.peer
         version = self.protocol_version
         if peer is None or version is None or not self.open:
             raise ConnectionError(f"the session to {self.config.name!r} is not open")
-        modern = self.modern
-        base_meta = dict(meta) if meta else {}
-        if modern:  # the 2026-07-28 per-request envelope
-            base_meta[PROTOCOL_VERSION_META_KEY] = version
-            base_meta[CLIENT_INFO_META_KEY] = self._client_info
-            base_meta[CLIENT_CAPABILITIES_META_KEY] = (
+        if self.modern:  # the 2026-07-28 per-request envelope
+            envelope = params["_meta"] = dict(params.get("_meta") or ())
+            envelope[PROTOCOL_VERSION_META_KEY] = version
+            envelope[CLIENT_INFO_META_KEY] = self._client_info
+            envelope[CLIENT_CAPABILITIES_META_KEY] = (
                 capabilities if capabilities is not None else RELAYED_CAPABILITIES
             )
-            base_meta.setdefault(LOG_LEVEL_META_KEY, "debug")
+            envelope.setdefault(LOG_LEVEL_META_KEY, "debug")
         options: dict[str, Any] = {}
         if timeout is not None:
             options["timeout"] = timeout
         if progress is not None:
             options["on_progress"] = progress
-
-        async def send(responses: dict[str, Any] | None, state: str | None) -> ToolOutcome:
-            params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-            if base_meta:
-                params["_meta"] = dict(base_meta)
-            if responses is not None:
-                params["inputResponses"] = {
-                    key: value.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    if isinstance(value, types.Result | types.ErrorData)
-                    else value
-                    for key, value in responses.items()
-                }
-            if state is not None:
-                params["requestState"] = state
-            raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
-            if raw.get("resultType") == "input_required":
-                return types.InputRequiredResult.model_validate(raw, by_name=False)
-            return types.CallToolResult.model_validate(raw, by_name=False)
-
-        return await in_rounds(send, round_, answer_input)
+        raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
+        if raw.get("resultType") == "input_required":
+            return types.InputRequiredResult.model_validate(raw, by_name=False)
+        return types.CallToolResult.model_validate(raw, by_name=False)
 
 
 LAST_WORDS_WAIT_S = 0.5
