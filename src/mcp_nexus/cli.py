@@ -60,6 +60,10 @@ class NexusGroup(LazyGroup):
         "index": LazyGroupSpec(
             "mcp_nexus.index_cli:app", "The tool index: saved snapshot of every server's tools."
         ),
+        "plugins": LazyGroupSpec(
+            "mcp_nexus.plugins_cli:app",
+            "Installed plugins: transports, pipeline steps and embedded servers, and where from.",
+        ),
     }
 
 

@@ -110,8 +110,32 @@ def _inferred_transport(entry: dict[str, Any]) -> str | None:
         return "stdio"
     if "url" in entry:
         url = str(entry["url"]).rstrip("/")
+        if isinstance(entry["url"], str) and not _is_url(url):
+            from mcp_nexus.config.plugin_transport import url_transport
+
+            plugin = url_transport(url)  # e.g. ws:// when a plugin registers that scheme
+            if plugin is not None:
+                return plugin
         return "sse" if url.endswith("/sse") else "http"
     return None
+
+
+def _alias(given: Any) -> str | None:
+    """The transport a `transport`/`type` value names: a built-in's spelling, else a plugin's name."""
+    found = _TRANSPORT_ALIASES.get(str(given).lower())
+    if found is None and isinstance(given, str) and given:
+        from mcp_nexus.config.plugin_transport import plugin_transport
+
+        found = plugin_transport(given)
+    return found
+
+
+def _expected(template: str) -> str:
+    """`TRANSPORT_EXPECTED`/`TYPE_EXPECTED`, naming the installed plugins' transports too."""
+    from mcp_nexus.config.plugin_transport import expected_plugin_transports
+
+    plugins = expected_plugin_transports()
+    return f"{template}, or a plugin's transport ({plugins})" if plugins else template
 
 
 def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem]) -> str | None:
@@ -122,14 +146,19 @@ def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem
     kind = entry.pop("type", None)
     given = entry.pop("transport", None)
     kind_name = str(kind).lower() if kind is not None else None
-    if kind is not None and kind_name not in LUMI_KINDS and kind_name not in _TRANSPORT_ALIASES:
-        problems.append(ConfigProblem(f"{path}.type", f"{TYPE_EXPECTED}, got {kind!r}"))
-        return None
+    from_type: str | None = None
+    if kind is not None and kind_name not in LUMI_KINDS:
+        from_type = _alias(kind)
+        if from_type is None:
+            problems.append(ConfigProblem(f"{path}.type", f"{_expected(TYPE_EXPECTED)}, got {kind!r}"))
+            return None
     transport: str | None = None
     if given is not None:
-        transport = _TRANSPORT_ALIASES.get(str(given).lower())
+        transport = _alias(given)
         if transport is None:
-            problems.append(ConfigProblem(f"{path}.transport", f"{TRANSPORT_EXPECTED}, got {given!r}"))
+            problems.append(
+                ConfigProblem(f"{path}.transport", f"{_expected(TRANSPORT_EXPECTED)}, got {given!r}")
+            )
             return None
     if kind_name == "embedded":
         if transport not in (None, "embedded"):
@@ -141,8 +170,7 @@ def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem
             )
             return None
         return "embedded"
-    if kind_name is not None and kind_name != "external":
-        from_type = _TRANSPORT_ALIASES[kind_name]
+    if from_type is not None:
         if transport is not None and transport != from_type:
             problems.append(
                 ConfigProblem(path, f"'type' says {kind!r} but 'transport' says {given!r}: give one")

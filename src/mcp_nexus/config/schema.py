@@ -12,11 +12,14 @@ from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.config.stores import StoresSettings
 from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
+from mcp_nexus.plugins.builtin import BUILTIN_TRANSPORTS
 
-Transport = Literal["stdio", "http", "sse", "embedded"]
+Transport = str
+"""A built-in transport ('stdio', 'http', 'sse', 'embedded') or one a plugin registers (docs/PLUGINS.md)."""
 
 # Why these defaults: an in-process server cannot fail over the network, a remote one
-# is usually a shared service, a stdio child is the most fragile (docs/CONFIG.md).
+# is usually a shared service, a stdio child is the most fragile (docs/CONFIG.md). A plugin's
+# transport brings its own (`TransportSpec.priority`).
 DEFAULT_PRIORITY: dict[str, int] = {"embedded": 100, "http": 50, "sse": 50, "stdio": 10}
 
 
@@ -40,6 +43,20 @@ class CallPolicy(_Strict):
         default=None, description="the index's cost_estimate"
     )
     blocking: bool | None = Field(default=None, description="the index's blocking flag")
+    # Blocks of the pipeline steps that have settings (the built-in `redact`, plugins' steps),
+    # by step name; the most specific level wins per key (docs/PLUGINS.md, docs/GOVERNANCE.md).
+    steps: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="settings of pipeline steps, by step name"
+    )
+
+    @field_validator("steps")
+    @classmethod
+    def _check_steps(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        if not value:
+            return value
+        from mcp_nexus.config.step_blocks import checked_step_blocks
+
+        return checked_step_blocks(value)
 
     @field_validator("rate_limit")
     @classmethod
@@ -130,7 +147,7 @@ class ServerConfig(CallPolicy):
     display_name: str | None = Field(
         default=None, description="what a user interface shows, e.g. the Lumi dialect's `name`"
     )
-    transport: Transport
+    transport: Transport = Field(description="'stdio', 'http', 'sse', 'embedded' or a plugin's transport")
     enabled: bool = True
     auto_start: bool = Field(
         default=True, description="start with the gateway; False = configured, started on demand"
@@ -142,6 +159,11 @@ class ServerConfig(CallPolicy):
         default_factory=list,
         description="exposed names this server may offer although they land in another server's namespace "
         "or are a built-in's or the gateway's own (docs/SECURITY.md, 'Tool names from upstreams')",
+    )
+    integrity: Literal["quarantine", "warn", "off"] = Field(
+        default="quarantine",
+        description="a tool whose definition changed since first seen, or reads as hidden instructions: "
+        "'quarantine' holds it until approved, 'warn' lists it flagged, 'off' does not check (docs/INTEGRITY.md)",
     )
     # stdio
     command: str | None = None
@@ -179,8 +201,32 @@ class ServerConfig(CallPolicy):
     def _check_server_rate_limit(cls, value: str | None) -> str | None:
         return _check_rate(value)
 
+    @field_validator("transport")
+    @classmethod
+    def _check_transport(cls, value: str) -> str:
+        if value in BUILTIN_TRANSPORTS:
+            return value
+        from mcp_nexus.config.plugin_transport import check_transport_name
+
+        return check_transport_name(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plugin_transport_keys(cls, data: Any) -> Any:
+        # A plugin transport's own fields (beyond url, headers, ...) are written in the entry:
+        # kept in `options`, where its config model reads them.
+        if isinstance(data, dict) and data.get("transport") not in (None, *BUILTIN_TRANSPORTS):
+            from mcp_nexus.config.plugin_transport import gather_transport_keys
+
+            return gather_transport_keys(data, frozenset(cls.model_fields))
+        return data
+
     @model_validator(mode="after")
     def _check_transport_fields(self) -> ServerConfig:
+        if self.transport not in BUILTIN_TRANSPORTS:
+            from mcp_nexus.config.plugin_transport import transport_settings
+
+            transport_settings(self)  # raises ValueError naming the plugin's fields
         if self.transport == "stdio" and not self.command:
             raise ValueError("a stdio server needs 'command'")
         if self.transport in ("http", "sse") and not self.url:
@@ -194,7 +240,13 @@ class ServerConfig(CallPolicy):
                 f"'url' must start with http:// or https:// (got scheme {self.url.split(':', 1)[0]!r})"
             )
         if self.transport == "embedded" and (not self.module or ":" not in self.module):
-            raise ValueError("an embedded server needs 'module' as 'package.module:attribute'")
+            if not self.module:
+                raise ValueError(
+                    "an embedded server needs 'module': 'package.module:attribute' or a registered server's name"
+                )
+            from mcp_nexus.config.plugin_transport import check_server_name
+
+            check_server_name(self.module)  # a name from `mcp_nexus.servers` (docs/PLUGINS.md)
         if self.namespace and not all(c.isalnum() or c in "_-" for c in self.namespace):
             raise ValueError(
                 f"'namespace' may hold letters, digits, '_' and '-' only, got {self.namespace!r}"
@@ -207,7 +259,13 @@ class ServerConfig(CallPolicy):
 
     @property
     def effective_priority(self) -> int:
-        return self.priority if self.priority is not None else DEFAULT_PRIORITY[self.transport]
+        if self.priority is not None:
+            return self.priority
+        if self.transport in DEFAULT_PRIORITY:
+            return DEFAULT_PRIORITY[self.transport]
+        from mcp_nexus.config.plugin_transport import transport_priority
+
+        return transport_priority(self.transport)
 
     @property
     def effective_namespace(self) -> str:

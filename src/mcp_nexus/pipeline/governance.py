@@ -3,6 +3,10 @@
     tools:    metrics -> errors -> size limit -> cache -> validate -> rate limit -> offload -> retry -> timeout -> route
     requests: metrics -> errors -> timeout -> route          (resources/read, prompts/get, completion/complete)
 
+Each step is registered like a plugin's (pipeline/builtin_steps.py, pyproject.toml's
+`mcp_nexus.steps`); an installed plugin's step, and the built-in `redact` when a config turns it
+on, take the place they declare (plugins/step_order.py, docs/PLUGINS.md).
+
 Why this order (docs/GOVERNANCE.md):
 - errors is outermost so whatever fails below leaves classified, with one data shape;
 - size limit sits outside the cache: the cache is shared by all frontends, limits are per frontend;
@@ -24,24 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
-
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.pipeline.cache import CacheStep, decode_stored, encode_stored
 from mcp_nexus.pipeline.call import Middleware
-from mcp_nexus.pipeline.classify import ErrorStep
-from mcp_nexus.pipeline.offload import Offloader, OffloadStep, offloaded_file
+from mcp_nexus.pipeline.offload import Offloader
 from mcp_nexus.pipeline.offload_folder import OffloadFolder, default_offload_dir
 from mcp_nexus.pipeline.policy import PolicyResolver
 from mcp_nexus.pipeline.ratelimit import RateLimitStep
 from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.sandbox_tool import sandbox_tool
 from mcp_nexus.pipeline.size_limit import SizeLimitStep
-from mcp_nexus.pipeline.timeout import TimeoutStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
-from mcp_nexus.pipeline.validate import ValidateStep
+from mcp_nexus.plugins.registry import registry
+from mcp_nexus.plugins.step_context import StepContext
+from mcp_nexus.plugins.step_order import order_steps
 from mcp_nexus.sandbox import Sandbox
 from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.upstream import Upstream
@@ -91,7 +93,9 @@ class Governance:
     ) -> Governance:
         """`current` returns the config in force (it changes on reload); `config` is the one to start with.
 
-        `stores` says where the cache and the rate-limit windows live (memory when not given)."""
+        `stores` says where the cache and the rate-limit windows live (memory when not given).
+        The steps are the registry's (pyproject.toml's `mcp_nexus.steps`: the built-ins and any
+        installed plugin's), each built from a `StepContext` and placed by `order_steps`."""
         settings = config.gateway
         stores = stores or Stores(config.stores)
         policies = PolicyResolver(catalog, lambda: current().gateway)
@@ -117,42 +121,20 @@ class Governance:
                 max_concurrent=settings.sandbox_concurrency,
             )
             local_tools.append(sandbox_tool(sandbox, folder))
-
-        def still_valid(result: types.CallToolResult) -> bool:
-            name = offloaded_file(result)
-            return name is None or (offloader is not None and offloader.folder.exists(name))
-
-        cache = CacheStep(
-            policies,
-            store,
-            still_valid=still_valid,
-            upstreams=upstreams,
-            lock_ttl=config.stores.cache_lock_ttl,
-        )
-        rate_limit = RateLimitStep(
-            policies, caller_limit=settings.caller_rate_limit, limiter=stores.rate_limiter()
-        )
-        size_limit = SizeLimitStep(policies, offloader, _memoised_limits(current))
-        retry = RetryStep(policies, backoff=settings.retry_backoff)
-        timeout = TimeoutStep(policies)
-        errors = ErrorStep()
-        tool_steps: list[Middleware] = [errors, size_limit, cache, ValidateStep(catalog), rate_limit]
-        if offloader is not None:
-            tool_steps.append(
-                OffloadStep(policies, offloader, lambda: current().gateway.offload_media_threshold)
-            )
-        tool_steps += [retry, timeout]
+        context = StepContext(config, current, catalog, policies, upstreams, stores, store, offloader)
+        tool_steps, request_steps = _built_steps(context)
+        built = context.built
         return cls(
             policies,
-            cache,
-            rate_limit,
+            built["cache"],
+            built["rate_limit"],
             offloader,
             sandbox,
             ToolConfigChecker(),
-            size_limit,
-            retry,
+            built["size_limit"],
+            built["retry"],
             tool_steps,
-            [errors, timeout],
+            request_steps,
             local_tools,
         )
 
@@ -184,7 +166,35 @@ class Governance:
         task.add_done_callback(self._tasks.discard)
 
 
-def _memoised_limits(current: Callable[[], NexusConfig]) -> Callable[[], Mapping[str, int]]:
+def _built_steps(context: StepContext) -> tuple[list[Middleware], list[Middleware]]:
+    """Every registered step that its `build` keeps, in chain order: (tools chain, requests chain).
+
+    A plugin's step that cannot be placed or built is logged by name and left out; a built-in's
+    failure is a bug and propagates."""
+    ordered, problems = order_steps(registry().steps())
+    for name, problem in problems.items():
+        logger.warning("step %r left out: %s", name, problem)
+    tools: list[Middleware] = []
+    requests: list[Middleware] = []
+    for spec in ordered:
+        try:
+            step = spec.build(context)
+        except Exception as exc:
+            if spec.order is not None:
+                raise
+            logger.warning("step %r left out: its build failed: %s: %s", spec.name, type(exc).__name__, exc)
+            continue
+        if step is None:
+            continue
+        context.built[spec.name] = step
+        if "tools" in spec.chains:
+            tools.append(step)
+        if "requests" in spec.chains:
+            requests.append(step)
+    return tools, requests
+
+
+def memoised_limits(current: Callable[[], NexusConfig]) -> Callable[[], Mapping[str, int]]:
     """The per-frontend limits of the config in force, recomputed only when the config object changes."""
     memo: list[Any] = [None, {}]
 

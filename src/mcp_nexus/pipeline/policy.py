@@ -12,8 +12,8 @@ the first success); a tool's own `tool_config` entry, naming it, may still ask f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -64,6 +64,9 @@ class ToolPolicy:
     # The gateway-wide per-caller window in force when this policy was resolved: read from the
     # policy, a reload's new limit and the steps a call needs change together.
     caller_rate_limit: str | None = None
+    # Each configurable step's settings for this tool (its `steps.<name>` blocks merged, the most
+    # specific level winning per key), validated by the step's config model: read per call.
+    steps: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
@@ -71,6 +74,35 @@ def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
         if level is not None and key in level.model_fields_set:
             return getattr(level, key)
     return POLICY_DEFAULTS[key]
+
+
+def step_settings(levels: list[CallPolicy | None]) -> dict[str, Any]:
+    """Every registered step's settings from the `steps` blocks of `levels` (most specific first).
+
+    A step no level configures gets its model's defaults (one instance per step, shared)."""
+    from mcp_nexus.plugins.registry import registry
+
+    out: dict[str, Any] = {}
+    for name, spec in registry().steps().items():
+        model = spec.config_model
+        if model is None:
+            continue
+        merged: dict[str, Any] = {}
+        for level in reversed(levels):
+            if level is not None and name in level.steps:
+                merged.update(level.steps[name])
+        out[name] = model.model_validate(merged) if merged else _defaults(model)
+    return out
+
+
+_DEFAULTS: dict[type[Any], Any] = {}
+
+
+def _defaults(model: type[Any]) -> Any:
+    found = _DEFAULTS.get(model)
+    if found is None:
+        found = _DEFAULTS[model] = model()
+    return found
 
 
 def _server_timeout(server: ServerConfig | None) -> CallPolicy | None:
@@ -143,6 +175,7 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         input_schema=entry.tool.input_schema,
         cache_scope=_pick("cache_scope", levels),
         caller_rate_limit=settings.caller_rate_limit,
+        steps=step_settings(levels),
     )
 
 

@@ -22,7 +22,10 @@ class EmbeddedServerError(Exception):
 
 def load_embedded(config: ServerConfig) -> Server[Any] | MCPServer:
     assert config.module is not None
-    module_name, _, attribute = config.module.partition(":")
+    from mcp_nexus.config.plugin_transport import server_target
+
+    # `module` may name a server registered in `mcp_nexus.servers` (docs/PLUGINS.md)
+    module_name, _, attribute = server_target(config.module).partition(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import can fail in arbitrary ways; report which module

@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp_nexus.upstream.health import HealthChecker
 from mcp_nexus.upstream.restart_policy import RestartBudget
+from mcp_nexus.upstream.session_types import transport_kind
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -144,7 +145,7 @@ class Supervisor:
 
     async def _recover(self) -> None:
         upstream = self.upstream
-        verb = "restart" if upstream.config.transport in ("stdio", "embedded") else "reconnect"
+        verb = "reconnect" if transport_kind(upstream.config.transport) == "network" else "restart"
         while self.wanted:
             if self.budget.exhausted():
                 self.gave_up = True

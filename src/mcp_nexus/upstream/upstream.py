@@ -26,27 +26,17 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.config.secrets import SecretRedactor
-from mcp_nexus.upstream.embedded import EmbeddedSession
-from mcp_nexus.upstream.http import HttpSession
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.list_refresh import ListRefresh
 from mcp_nexus.upstream.negotiate import Era
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, describe_error
-from mcp_nexus.upstream.sse import SseSession
+from mcp_nexus.upstream.session_types import session_type, transport_kind
 from mcp_nexus.upstream.state import StateHistory, UpstreamState
-from mcp_nexus.upstream.stdio import StdioSession
 
 logger = logging.getLogger(__name__)
 
 ChangeListener = Callable[["Upstream", str], None]
 """Called with the kind of change: "tools", "resources", "prompts", "state", "resource_updated:<uri>"."""
-
-SESSION_TYPES: dict[str, type[Session]] = {
-    "stdio": StdioSession,
-    "http": HttpSession,
-    "sse": SseSession,
-    "embedded": EmbeddedSession,
-}
 
 
 class UpstreamUnavailable(Exception):
@@ -306,7 +296,8 @@ class Upstream:
     # -- lifecycle -----------------------------------------------------------------------
 
     def _open_session(self, era: Era) -> Session:
-        return SESSION_TYPES[self.config.transport](self.config, _Events(self), era=era)
+        # Every transport, built-in or a plugin's, is looked up by name (upstream/session_types.py).
+        return session_type(self.config.transport)(self.config, _Events(self), era=era)
 
     async def start(self, timeout: float | None = None, reason: str = "starting") -> None:
         """Connect and list what the server offers; on failure the state is ERROR with the reason.
@@ -330,10 +321,15 @@ class Upstream:
             raise
 
     async def _connect(self, wait_for: float) -> None:
-        session = self._open_session(self.config.protocol)
+        try:
+            session = self._open_session(self.config.protocol)
+        except Exception as exc:  # a plugin's session class that cannot be imported or built
+            self.last_error = f"cannot open a {self.config.transport!r} session: {describe_error(exc)}"
+            self._set_state(UpstreamState.ERROR, self.last_error)
+            return
         # A network server that accepts the connection but never answers is bounded by the
         # connect timeout (the seed's 10 s); a process may take longer to start (npx, uvx).
-        network = self.config.transport in ("http", "sse")
+        network = transport_kind(self.config.transport) == "network"
         limit = min(wait_for, self.config.timeouts.connect) if network else wait_for
         handshaking = True
         try:

@@ -1,0 +1,1 @@
+"""A Nexus plugin: the `websocket` transport, the `call_tag` step and the `plugin_echo` server."""
