@@ -8,24 +8,25 @@ present, so a directory set up for that bridge works unchanged.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import os
-import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
-from mcp_nexus.config.errors import ConfigError
-from mcp_nexus.config.load import load_config
-from mcp_nexus.config.schema import NexusConfig
-from mcp_nexus.config.xiaozhi import XiaozhiSettings, with_env_endpoints
-from mcp_nexus.frontends.xiaozhi.status import render_status
+from mcp_nexus.cli_options import check_port
 
-app = typer.Typer(help="Bridges from the gateway's tools to other networks.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from mcp_nexus.config.schema import NexusConfig
+    from mcp_nexus.config.xiaozhi import XiaozhiSettings
+
+# The bridge, pydantic and the config are imported by the command that runs: `nexus bridge -h`
+# and a usage error answer at once.
+app = typer.Typer(
+    help="Bridges from the gateway's tools to other networks.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @app.callback()
@@ -52,6 +53,8 @@ def config_path(given: Path | None, env: dict[str, str] | None = None) -> Path |
 def bridge_settings(
     config: NexusConfig, endpoints: list[str], envelope_port: int | None, envelope_token: str | None
 ) -> XiaozhiSettings:
+    from mcp_nexus.config.xiaozhi import XiaozhiSettings, with_env_endpoints
+
     settings = with_env_endpoints(config.xiaozhi, extra=endpoints)
     if envelope_port is None:
         return settings
@@ -65,6 +68,11 @@ def bridge_settings(
 
 async def run_bridge(config: NexusConfig, status_every: float) -> None:
     """Until SIGINT/SIGTERM: the gateway without HTTP, its bridge, and the links' status now and then."""
+    import asyncio
+    import contextlib
+    import sys
+
+    from mcp_nexus.frontends.xiaozhi.status import render_status
     from mcp_nexus.runtime import Runtime, RuntimeOptions
 
     # A bridge has no client waiting for it: its first tools/list should hold every tool.
@@ -104,25 +112,30 @@ def xiaozhi(
     ] = None,
     envelope_port: Annotated[
         int | None,
-        typer.Option(help="Also serve device-protocol (type: mcp) peers on this port."),
+        typer.Option(help="Also serve device-protocol (type: mcp) peers on this port.", callback=check_port),
     ] = None,
     envelope_token: Annotated[
         str | None,
         typer.Option(envvar="NEXUS_ENVELOPE_TOKEN", help="Bearer token envelope peers must send."),
     ] = None,
     status_every: Annotated[
-        float, typer.Option(help="Print the links' status every N seconds (0: only on exit).")
+        float, typer.Option(help="Print the links' status every N seconds (0: only on exit).", min=0)
     ] = 0.0,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also log debug messages.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only warnings and errors.")] = False,
 ) -> None:
     """Connect the gateway's tools to Xiaozhi endpoints (and device-protocol peers) until interrupted."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for noisy in ("httpx2", "httpx", "mcp", "websockets"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from mcp_nexus.cli_logging import setup_logging
+    from mcp_nexus.config.errors import ConfigError
+    from mcp_nexus.config.load import load_config
+
+    if verbose and quiet:
+        raise typer.BadParameter("--verbose and --quiet contradict each other", param_hint="'--quiet'")
+    setup_logging(verbose=verbose, quiet=quiet)
     try:
         cfg, warnings = load_config(config_path(config))
         settings = bridge_settings(cfg, endpoint or [], envelope_port, envelope_token)

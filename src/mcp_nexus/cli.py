@@ -587,9 +587,7 @@ def stats(
     as_json: JsonOption = False,
     watch: Annotated[
         float | None,
-        typer.Option(
-            "--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2).", min=0.05, max=3600
-        ),
+        typer.Option("--watch", "-w", help="Redraw every N seconds until Ctrl-C (e.g. --watch 2).", min=0.05),
     ] = None,
 ) -> None:
     """Show the running gateway's metrics: calls, errors, latency percentiles, cache, limits, upstreams."""

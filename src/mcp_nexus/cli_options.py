@@ -69,7 +69,8 @@ def check_host(value: str | None) -> str | None:
         return str(ipaddress.ip_address(bare))
     except ValueError:
         pass
-    if _HOST_NAME.fullmatch(value):
+    # All-numeric labels make an address, not a name: 999.1.1.1 is a bad address.
+    if _HOST_NAME.fullmatch(value) and not value.rstrip(".").replace(".", "").isdigit():
         return value
     raise typer.BadParameter(f"{value!r} is neither an IP address nor a host name")
 

@@ -209,7 +209,11 @@ def export_index(
     if str(file) == "-":
         print(text)
         return
-    file.write_text(text + "\n", encoding="utf-8")
+    try:
+        file.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        err.print(f"cannot write {file}: {exc.strerror or exc}", style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from exc
     count = sum(len(server.get("tools", [])) for server in document["servers"])
     err.print(
         f"wrote {count} tools of {len(document['servers'])} servers to {file}", highlight=False, markup=False

@@ -208,7 +208,7 @@ class Runtime:
 
         from mcp_nexus.frontends.http_app import build_http_app
 
-        app, _frontend = build_http_app(self.gateway, manage_gateway=False)
+        app, frontend = build_http_app(self.gateway, manage_gateway=False)
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
@@ -234,6 +234,9 @@ class Runtime:
 
         async def stop_http() -> None:
             server.should_exit = True
+            # The calls in flight are drained by now: a client's idle listening stream (GET /mcp)
+            # is what is left, and it would hold uvicorn's shutdown for timeout_graceful_shutdown.
+            await _close_http_sessions(frontend.server.session_manager)
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 10)
             sock.close()
@@ -334,6 +337,18 @@ class Runtime:
                 loop.remove_signal_handler(sig)
             if hasattr(signal, "SIGHUP"):
                 loop.remove_signal_handler(signal.SIGHUP)
+
+
+async def _close_http_sessions(session_manager: Any) -> None:
+    """End every handshake-era HTTP session (and so its GET stream) at once, all together."""
+    from mcp_nexus._sdk_seams import close_http_session, http_session_ids
+
+    ids = list(http_session_ids(session_manager))
+    if ids:
+        logger.debug("closing %d HTTP session(s)", len(ids))
+        await asyncio.gather(
+            *(close_http_session(session_manager, sid) for sid in ids), return_exceptions=True
+        )
 
 
 async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:

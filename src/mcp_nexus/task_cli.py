@@ -43,7 +43,9 @@ def run(
     goal: Annotated[str, typer.Argument(help='What to achieve, e.g. "打开客厅的灯".')],
     mode: Annotated[str | None, typer.Option(help="plan (default) or goal.")] = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the task until it ends.")] = True,
-    timeout: Annotated[float, typer.Option(help="Seconds to follow it (it keeps running after).")] = 600.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to follow it (it keeps running after).", min=0)
+    ] = 600.0,
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
@@ -95,7 +97,7 @@ def _follow(task_id: str, timeout: float, url: str | None, token: str | None) ->
 @app.command("ls", epilog=PIPED_HELP)
 def list_tasks(
     status: Annotated[str | None, typer.Option(help="Only tasks in this state.")] = None,
-    limit: Annotated[int, typer.Option(help="Most tasks to show.")] = 20,
+    limit: Annotated[int, typer.Option(help="Most tasks to show.", min=1)] = 20,
     url: UrlOption = None,
     token: TokenOption = None,
     as_json: JsonOption = False,

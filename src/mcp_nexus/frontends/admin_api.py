@@ -65,7 +65,7 @@ def server_status(supervisor: Supervisor, *, history: bool = True) -> dict[str, 
         "last_error": upstream.last_error,
         "uptime": None if upstream.uptime is None else round(upstream.uptime, 3),
         "pid": upstream.pid,
-        "restarts": max(0, upstream.sessions_opened - 1),
+        "restarts": upstream.restarts,
         **supervisor.describe(),
     }
     if history:

@@ -40,7 +40,7 @@ class MetricsReader:
                 "enabled": upstream.config.enabled,
                 "priority": upstream.config.effective_priority,
                 "tools": len(upstream.tools),
-                "restarts": max(0, upstream.sessions_opened - 1),
+                "restarts": upstream.restarts,
                 "restart_attempts": supervisor.budget.attempts,
                 "health_failures": supervisor.health.failures,
                 "health_checks": supervisor.health.checks,

@@ -155,7 +155,9 @@ class GatewayCollector(Collector):
         )
         up = GaugeMetricFamily("nexus_upstream_up", "1 when the server is READY or DEGRADED", labels=labels)
         restarts = CounterMetricFamily(
-            "nexus_upstream_restarts", "reconnects after the first session", labels=labels
+            "nexus_upstream_restarts",
+            "restarts after a crash or failed health checks (not operator stops/starts or reloads)",
+            labels=labels,
         )
         health = GaugeMetricFamily(
             "nexus_upstream_health_failures", "failed health checks in a row", labels=labels

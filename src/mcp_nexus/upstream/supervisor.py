@@ -180,6 +180,7 @@ class Supervisor:
                     timeout=self.startup_timeout, reason=f"{verb} attempt {self.budget.attempts}"
                 )
             if upstream.is_ready:
+                upstream.restarts += 1
                 logger.info("server %s: back after %d %s attempt(s)", self.name, self.budget.attempts, verb)
                 return
             self.budget.on_failure()

@@ -146,7 +146,10 @@ class Upstream:
         self.prompts: list[types.Prompt] = []
         self.relay: DownstreamRelay = relay or NoRelay()
         self.started_at: float | None = None  # when the current session became READY (monotonic)
-        self.sessions_opened = 0  # successful connects since creation: restarts = this - 1
+        self.sessions_opened = 0  # successful connects since creation
+        # Times the supervisor brought it back after a crash or failed health checks; an
+        # operator's stop/start/restart and a config reload are not restarts.
+        self.restarts = 0
         self.next_attempt_at: float | None = (
             None  # monotonic time of the next restart attempt, if one is planned
         )
