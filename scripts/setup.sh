@@ -69,6 +69,8 @@ if ! fresh "$DEV_STAMP"; then
   .venv/bin/pip install -q -e '.[dev]'
   touch "$DEV_STAMP"
 fi
+# The plugin tests/plugins uses: a separate distribution, installed as any plugin is (docs/PLUGINS.md).
+.venv/bin/python -c "import nexus_test_plugin" 2>/dev/null || .venv/bin/pip install -q --no-deps --no-build-isolation -e tests/plugins/nexus_test_plugin
 
 nstamp=tools/node/node_modules/.installed
 if [ ! -f "$nstamp" ] || [ tools/node/package.json -nt "$nstamp" ]; then

@@ -130,12 +130,16 @@ def _alias(given: Any) -> str | None:
     return found
 
 
-def _expected(template: str) -> str:
-    """`TRANSPORT_EXPECTED`/`TYPE_EXPECTED`, naming the installed plugins' transports too."""
-    from mcp_nexus.config.plugin_transport import expected_plugin_transports
+def _unknown(template: str, given: Any) -> str:
+    """`TRANSPORT_EXPECTED`/`TYPE_EXPECTED` naming the plugins' transports too, or why a plugin's is missing."""
+    from mcp_nexus.config.plugin_transport import broken_transport, expected_plugin_transports
 
+    broken = broken_transport(given) if isinstance(given, str) else None
+    if broken is not None:
+        return broken
     plugins = expected_plugin_transports()
-    return f"{template}, or a plugin's transport ({plugins})" if plugins else template
+    expected = f"{template}, or a plugin's transport ({plugins})" if plugins else template
+    return f"{expected}, got {given!r}"
 
 
 def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem]) -> str | None:
@@ -150,15 +154,13 @@ def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem
     if kind is not None and kind_name not in LUMI_KINDS:
         from_type = _alias(kind)
         if from_type is None:
-            problems.append(ConfigProblem(f"{path}.type", f"{_expected(TYPE_EXPECTED)}, got {kind!r}"))
+            problems.append(ConfigProblem(f"{path}.type", _unknown(TYPE_EXPECTED, kind)))
             return None
     transport: str | None = None
     if given is not None:
         transport = _alias(given)
         if transport is None:
-            problems.append(
-                ConfigProblem(f"{path}.transport", f"{_expected(TRANSPORT_EXPECTED)}, got {given!r}")
-            )
+            problems.append(ConfigProblem(f"{path}.transport", _unknown(TRANSPORT_EXPECTED, given)))
             return None
     if kind_name == "embedded":
         if transport not in (None, "embedded"):

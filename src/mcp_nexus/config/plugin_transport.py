@@ -32,14 +32,18 @@ def expected_plugin_transports() -> str:
     return ", ".join(repr(name) for name in _plugin_names())
 
 
+def broken_transport(name: str) -> str | None:
+    """Why no transport `name` is loaded when a plugin declares it but failed (None: none declares it)."""
+    for record in registry().errors():
+        if record.group == TRANSPORTS_GROUP and record.name == name:
+            where = record.distribution or "an unknown distribution"
+            return f"the transport {name!r} comes from a plugin that did not load ({where}): {record.error}"
+    return None
+
+
 def check_transport_name(name: str) -> str:
     if registry().transport(name) is None:
-        broken = [r for r in registry().errors() if r.name == name]
-        if broken:
-            raise ValueError(
-                f"the transport {name!r} comes from a plugin that did not load: {broken[0].error}"
-            )
-        raise ValueError(f"expected one of {expected_transports()}, got {name!r}")
+        raise ValueError(broken_transport(name) or f"expected one of {expected_transports()}, got {name!r}")
     return name
 
 

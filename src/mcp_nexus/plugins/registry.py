@@ -146,10 +146,10 @@ class Registry:
             error: str | None = None
             details: dict[str, Any] = {}
             own = dist == DISTRIBUTION
-            if ep.name in by_name:
-                error = f"the name {ep.name!r} is taken by {by_name[ep.name]}"
-            elif not own and ep.name in BUILTIN_ENTRY_POINTS[group]:
+            if not own and ep.name in BUILTIN_ENTRY_POINTS[group]:
                 error = f"the name {ep.name!r} is a built-in's"
+            elif ep.name in by_name:
+                error = f"the name {ep.name!r} is taken by {by_name[ep.name]}"
             elif load:
                 try:
                     obj = import_target(ep.value) if from_table else ep.load()
