@@ -64,6 +64,10 @@ class NexusGroup(LazyGroup):
             "mcp_nexus.plugins_cli:app",
             "Installed plugins: transports, pipeline steps and embedded servers, and where from.",
         ),
+        "tools": LazyGroupSpec(
+            "mcp_nexus.tools_cli:app",
+            "The aggregated tools of a running gateway, and the ones held by tool integrity.",
+        ),
     }
 
 
@@ -318,8 +322,7 @@ def _print_banner(runtime: Runtime) -> None:
 # -- tools and calls ---------------------------------------------------------------------------
 
 
-@app.command(epilog=PIPED_HELP)
-def tools(
+def tools(  # `nexus tools` with no subcommand (tools_cli.py)
     config: PrivateConfigOption = None,
     url: UrlOption = None,
     token: TokenOption = None,

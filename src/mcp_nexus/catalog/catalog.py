@@ -23,6 +23,7 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.names import exposed_name, is_allowed
 from mcp_nexus.catalog.tool_admission import Admitted, ToolAdmission
+from mcp_nexus.catalog.tool_integrity import Hold, ToolIntegrity
 from mcp_nexus.catalog.tool_names import name_warning, printable
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -87,6 +88,8 @@ class Catalog:
         self.admission = ToolAdmission((), separator)
         self._admitted: dict[str, Admitted] = {}  # by server name, as of the last rebuild
         self._reported: set[tuple[str, str, str]] = set()  # (server, tool, reason) already logged
+        # Pins and quarantine of changed or hostile tool definitions (tool_integrity.py).
+        self.integrity = ToolIntegrity()
 
     def rebuild(self, upstreams: Iterable[Upstream]) -> set[str]:
         """Recompute everything from the ready upstreams; returns which lists changed."""
@@ -115,7 +118,12 @@ class Catalog:
         admitted: dict[str, Admitted] = {}
         for upstream in self.upstreams:
             result = admitted[upstream.name] = self.admission.admit(upstream)
-            refused: dict[str, str] = {}
+            result.tools = self.integrity.screen(upstream, result.tools)
+            refused: dict[str, str] = {
+                printable(hold.tool): f"quarantined: {hold.what}"
+                for hold in self.integrity.pending()
+                if hold.server == upstream.name and hold.quarantined
+            }
             for refusal in result.refused:
                 shown = printable(refusal.tool_name)
                 refused[shown] = refusal.reason
@@ -168,6 +176,10 @@ class Catalog:
                 if name not in self.tools:
                     offline.setdefault(name, upstream)
         self.offline = offline
+
+    def quarantined(self, name: str) -> Hold | None:
+        """Why `name` is not listed when its tool is held by the integrity check (None: it is not)."""
+        return self.integrity.quarantined(name)
 
     def offline_owner(self, name: str) -> Upstream | None:
         """The down server that offered `name` when it last ran (for a clear "unavailable" answer)."""

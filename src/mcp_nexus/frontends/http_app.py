@@ -22,6 +22,7 @@ from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin_api import admin_routes
 from mcp_nexus.frontends.admin_cache import cache_routes
 from mcp_nexus.frontends.admin_index import index_routes
+from mcp_nexus.frontends.admin_integrity import integrity_routes
 from mcp_nexus.frontends.admin_stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
@@ -105,6 +106,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *admin_routes(gateway),
         *cache_routes(gateway),
         *index_routes(gateway),
+        *integrity_routes(gateway),
         *stores_routes(gateway),
         *metrics_routes(gateway, reader),
         *dashboard.routes(),

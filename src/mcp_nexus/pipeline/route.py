@@ -27,6 +27,7 @@ from mcp_nexus.pipeline.call import ToolCall
 from mcp_nexus.pipeline.errors import (
     GatewayError,
     NotFoundError,
+    PermissionDeniedError,
     ToolTimeoutError,
     UnavailableError,
     UnknownToolError,
@@ -88,6 +89,11 @@ class RouteStep:
         entry = await self.catalog.wait_for_tool(call.name, timeout)
         if entry is not None:
             return entry
+        held = self.catalog.quarantined(call.name)
+        if held is not None:  # held by the integrity check (catalog/tool_integrity.py): say why
+            raise PermissionDeniedError(
+                held.message, data={"server": held.server, "tool": call.name, "changed": held.changed}
+            )
         owner = self.catalog.offline_owner(call.name)
         if owner is not None:
             raise _unavailable(call.name, owner)

@@ -1,4 +1,11 @@
-"""Periodic health checks of one upstream: ping (tools/list where ping is unknown), counted failures."""
+"""Periodic health checks of one upstream: ping (tools/list where ping is unknown), counted failures.
+
+Each check also reads the tool list again (seed 003: `list_tools()` is the heartbeat): a server
+that rewrites a tool without sending list_changed is caught by the next check, and the catalog
+judges the new definition (catalog/tool_integrity.py). Where ping is unknown the probe's own
+tools/list is that read; otherwise the re-list goes through the list's coalesced refresh
+(list_refresh.py), shared with list_changed.
+"""
 
 from __future__ import annotations
 
@@ -56,13 +63,23 @@ class HealthChecker:
                 continue  # crashed or restarting: the supervisor handles that, not us
             await self.check_once()
 
+    async def _probe(self, timeout: float) -> None:
+        upstream = self.upstream
+        capabilities = upstream.capabilities
+        if not self._use_ping and capabilities is not None and capabilities.tools is not None:
+            async with asyncio.timeout(timeout):  # the probe is the tools/list: its answer is used
+                await upstream.refresh_tools(quiet_if_same=True)
+            return
+        self._use_ping = await upstream.probe(timeout, use_ping=self._use_ping)
+        upstream.relist_tools()
+
     async def check_once(self) -> bool:
         """Probe now and update the state; returns whether the server answered."""
         upstream = self.upstream
         settings = upstream.config.health
         self.checks += 1
         try:
-            self._use_ping = await upstream.probe(settings.timeout, use_ping=self._use_ping)
+            await self._probe(settings.timeout)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:

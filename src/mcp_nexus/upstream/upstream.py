@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.upstream.input_required import InputAnswerer
-from mcp_nexus.upstream.list_refresh import ListRefresh
+from mcp_nexus.upstream.list_refresh import ListExpiry, ListRefresh, list_tools_with_ttl
 from mcp_nexus.upstream.negotiate import Era
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, describe_error
 from mcp_nexus.upstream.session_types import session_type, transport_kind
@@ -169,17 +169,20 @@ class Upstream:
         self._watched_resources: set[str] = set()
         self._listen_task: asyncio.Task[None] | None = None
         self._ready_event = asyncio.Event()  # set while READY or DEGRADED: callers waiting for a start
-        # After list_changed: one refresh running and one waiting per list, spaced (list_refresh.py).
+        # After list_changed, a health check or an expired ttlMs: one refresh running and one
+        # waiting per list, spaced (list_refresh.py).
         self._refreshes: dict[str, ListRefresh] = {
             kind: ListRefresh(
                 self.name,
                 kind,
-                functools.partial(self._refresh_heard, kind),
+                functools.partial(self._refresh_listed, kind),
                 lambda: self.config.limits.list_refresh_interval,
                 self._spawn,
+                on_heard=functools.partial(self._heard, kind),
             )
             for kind in ("tools", "resources", "prompts")
         }
+        self._tools_expiry = ListExpiry(self.relist_tools, lambda: self.config.limits.list_refresh_interval)
 
     @property
     def name(self) -> str:
@@ -415,6 +418,7 @@ class Upstream:
         self._set_state(UpstreamState.STOPPED if self.config.enabled else UpstreamState.DISABLED, reason)
 
     def _cancel_background(self) -> None:
+        self._tools_expiry.cancel()
         for task in list(self._background):
             task.cancel()
         self._listen_task = None
@@ -437,13 +441,24 @@ class Upstream:
     async def _refresh_all(self) -> None:
         await asyncio.gather(self.refresh_tools(), self.refresh_resources(), self.refresh_prompts())
 
-    async def refresh_tools(self) -> None:
+    async def refresh_tools(self, *, quiet_if_same: bool = False) -> None:
         session = self._session
         if session is None or session.capabilities.tools is None:
             self.tools = []
             return
-        self.tools = await session.list_tools()
+        tools, ttl_ms = await list_tools_with_ttl(session)
+        if session is self._session:
+            self._tools_expiry.schedule(ttl_ms)
+        if quiet_if_same and tools == self.tools:
+            return  # a re-check found nothing new: no catalog rebuild
+        self.tools = tools
         self._notify("tools")
+
+    def relist_tools(self) -> None:
+        """Read the tool list again (the health check, an expired ttlMs): a server may change its
+        tools without list_changed. Coalesced with list_changed refreshes (list_refresh.py)."""
+        if self.has_session:
+            self._refreshes["tools"].request(heard=False)
 
     async def refresh_resources(self) -> None:
         session = self._session
@@ -472,15 +487,14 @@ class Upstream:
         elif isinstance(message, types.ResourceUpdatedNotification):
             self._notify(f"resource_updated:{message.params.uri}")
 
-    async def _refresh_heard(self, lists: str) -> None:
-        """One coalesced answer to the server's list_changed: tell who listens, then list again."""
-        self._heard(lists)
-        refresh = {
-            "tools": self.refresh_tools,
-            "resources": self.refresh_resources,
-            "prompts": self.refresh_prompts,
-        }
-        await refresh[lists]()
+    async def _refresh_listed(self, lists: str) -> None:
+        """One coalesced refresh of a list (ListRefresh tells who listens first when the server said so)."""
+        if lists == "tools":
+            await self.refresh_tools(quiet_if_same=True)
+        elif lists == "resources":
+            await self.refresh_resources()
+        else:
+            await self.refresh_prompts()
 
     def _heard(self, lists: str) -> None:
         """The server itself said a list changed ("heard:tools"): other replicas may want to know."""
