@@ -12,14 +12,18 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from mcp_nexus.frontends.admin_json import AdminJSONResponse, error_response
+from mcp_nexus.frontends.integrity_metrics import IntegrityCollector
 from mcp_nexus.frontends.metrics_snapshot import MetricsReader
 from mcp_nexus.frontends.prometheus_collector import gateway_registry
+from mcp_nexus.frontends.step_metrics import StepMetricsCollector
 from mcp_nexus.gateway import Gateway
 
 
 def metrics_routes(gateway: Gateway, reader: MetricsReader | None = None) -> list[Route]:
     reader = reader or MetricsReader(gateway)
     registry = gateway_registry(reader)
+    registry.register(IntegrityCollector(lambda: gateway.catalog.integrity))
+    registry.register(StepMetricsCollector(lambda: gateway.governance.tool_steps))  # e.g. redactions
 
     async def prometheus(request: Request) -> Response:
         # On the loop on purpose: the tables are mutated by calls on this loop, and a read of

@@ -98,9 +98,13 @@ def _redact_result(
         content.append(item)
     structured = result.structured_content
     if structured is not None:
-        redacted = _redact_value(structured, kinds, found)
+        # Structured content usually mirrors the text (the SDK sends both): count each kind by
+        # whichever holds more of it, not by their sum.
+        in_structured: Counter[str] = Counter()
+        redacted = _redact_value(structured, kinds, in_structured)
         changed = changed or redacted is not structured
         structured = redacted
+        found |= in_structured
     if not changed:
         return result
     return result.model_copy(update={"content": content, "structured_content": structured})
