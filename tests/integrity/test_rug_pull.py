@@ -75,6 +75,9 @@ async def test_a_silent_rewrite_is_quarantined_by_the_next_health_check(probe: s
             assert "<IMPORTANT>" in hold["current"]["description"]
             assert "<IMPORTANT>" not in hold["pinned"]["description"]
             assert status["flags_total"]["instruction_block"] == 1
+            scraped = (await http.get("/metrics")).text
+            assert 'nexus_tool_integrity_flags_total{kind="instruction_block"} 1.0' in scraped
+            assert 'nexus_tool_integrity_held{mode="quarantine"} 1.0' in scraped
             servers = (await http.get("/api/servers")).json()
             assert any(r["tool"] == "notes" for s in servers["servers"] for r in s.get("refused_tools", []))
 
