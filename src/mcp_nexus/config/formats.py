@@ -25,6 +25,7 @@ validation errors can point at what the user wrote.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,7 @@ def _unknown(template: str, given: Any) -> str:
     if broken is not None:
         return broken
     plugins = expected_plugin_transports()
-    expected = f"{template}, or a plugin's transport ({plugins})" if plugins else template
-    return f"{expected}, got {given!r}"
+    return f"{template}, got {given!r}" + (f" (installed plugins add {plugins})" if plugins else "")
 
 
 def _transport_of(entry: dict[str, Any], path: str, problems: list[ConfigProblem]) -> str | None:
@@ -316,11 +316,14 @@ def _listed(
 
 
 def _no_transport(path: str, entry: dict[str, Any]) -> ConfigProblem:
-    """No key says the transport: a misspelt `comand` or `ur1` is likelier than a missing one, so name it."""
+    """No key says the transport: a misspelt `comand` or `ulr` is likelier than a missing one, so name it.
+
+    difflib rather than closest_key: among four short names a transposition (`ulr`) is still clear.
+    """
     for key in entry:
-        closest = closest_key(str(key), ("command", "url", "type", "transport"))
-        if closest is not None:
-            return ConfigProblem(f"{path}.{key}", f"unknown field; did you mean {closest!r}?")
+        closest = difflib.get_close_matches(str(key).lower(), ("command", "url", "type", "transport"), 1, 0.6)
+        if closest:
+            return ConfigProblem(f"{path}.{key}", f"unknown field; did you mean {closest[0]!r}?")
     return ConfigProblem(path, "cannot tell the transport: give 'command', 'url' or 'type'")
 
 
