@@ -14,13 +14,28 @@ import json
 from typing import Annotated, Any
 
 import typer
+from typer._click.core import Context  # typer's own click: its UsageError is printed as a usage error
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
 
 from mcp_nexus.cli import PrivateConfigOption
 from mcp_nexus.cli_options import PIPED_HELP, JsonOption, TokenOption, UrlOption, admin_request
 
 SUMMARY = "The aggregated tools of a running gateway, and the ones held by tool integrity."
 
-app = typer.Typer(help=SUMMARY, invoke_without_command=True, no_args_is_help=False)
+
+class _ToolsGroup(TyperGroup):
+    """`nexus tools --json true` is a value given to a flag, as it was before `tools` had subcommands."""
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            known = ", ".join(self.list_commands(ctx))
+            raise UsageError(f"Got unexpected extra argument ({name}); subcommands: {known}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+app = typer.Typer(help=SUMMARY, cls=_ToolsGroup, invoke_without_command=True, no_args_is_help=False)
 
 
 @app.callback(epilog=PIPED_HELP)
