@@ -147,6 +147,9 @@ NOT_LISTINGS = {
     "reload",
     "config check",
     "import",
+    "tools pending",  # a report (what changed, what the scan found), --json too
+    "tools diff",
+    "tools approve",
     "cortex add",
     "cortex observe",
     "cortex connect",
@@ -174,6 +177,8 @@ def _commands(group: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name in group.list_commands(context):
         command = group.get_command(context, name)  # a lazily loaded group is loaded here
         if hasattr(command, "commands"):
+            if getattr(command, "invoke_without_command", False):
+                yield f"{prefix}{name}", command  # `nexus tools` runs by itself, beside its subcommands
             yield from _commands(command, f"{prefix}{name} ")
         else:
             yield f"{prefix}{name}", command
