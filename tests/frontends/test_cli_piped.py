@@ -89,6 +89,7 @@ LISTINGS = {
         ("index", "status"), "", "server", lambda d: {r["server_id"] for r in d["servers"]}, "cortex"
     ),
     "index ls": Case(("index", "ls"), "", "tool", lambda d: {r["name"] for r in d}, "cortex.add_entity"),
+    "plugins": Case(("plugins",), "", "NAME", lambda d: {r["name"] for r in d}, ""),
 }
 # Variants of a listing: the same checks, other options.
 VARIANTS = {
