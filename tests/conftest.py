@@ -24,6 +24,10 @@ def _sigint_delivered_to_children() -> Iterator[None]:
     yield
 
 
+# A data folder chosen by whoever ran pytest (kept as is); read before any fixture sets one.
+_GIVEN_DATA_DIR = os.environ.get("NEXUS_DATA_DIR")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _data_dir_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Everything a test's gateway writes (tool index, offloaded results) lands in a temporary folder,
@@ -36,3 +40,14 @@ def _data_dir_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
         yield
     finally:
         os.environ.pop("NEXUS_DATA_DIR", None)
+
+
+@pytest.fixture(autouse=True)
+def _data_dir_per_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's gateways get a data folder of their own (fixtures of a wider scope keep the
+    session's): pinned tool definitions, the index and offloaded files of one test never meet
+    another's. Shared, a server name reused by two tests with other tools was quarantined as a
+    rewritten tool, depending on which test ran first."""
+    if _GIVEN_DATA_DIR:
+        return
+    monkeypatch.setenv("NEXUS_DATA_DIR", str(tmp_path_factory.mktemp("nexus-data")))

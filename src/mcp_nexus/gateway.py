@@ -19,10 +19,19 @@ from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
+from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.events import (
+    EventBus,
+    ListChanged,
+    ServerAnnouncedChange,
+    ServerListRead,
+    ServerStateChanged,
+)
 from mcp_nexus.index_fanout import IndexSavedFanout
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
@@ -40,21 +49,7 @@ from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
 
-ListChangeListener = Callable[[str], None]
-"""Called with "tools", "resources" or "prompts" when that aggregated list changed, or
-"resource_updated:<uri>" when an upstream reports a subscribed resource changed."""
-
 StartProgress = Callable[[Upstream], None]
-
-StateListener = Callable[[Upstream], None]
-"""Called after an upstream changed state (started, stopped, crashed, ...): e.g. to drop its cache entries."""
-
-HeardListener = Callable[[Upstream, str], None]
-"""Called with (upstream, "tools"|"resources"|"prompts") when that server itself announced a list
-change (not when the gateway refreshed it on its own): e.g. to tell the other replicas."""
-
-ConfigListener = Callable[[NexusConfig, NexusConfig], None]
-"""Called with (old, new) after a reload was applied: for parts that keep settings of their own."""
 
 
 EMBEDDED_START_WAIT_S = 2.0
@@ -108,6 +103,11 @@ class Gateway:
         self.config = config
         self.catalog = Catalog(separator=config.gateway.name_separator)
         self.relay = CallerRelay()
+        # Every change anyone may want to hear of, typed (events.py): servers publish their
+        # own; the gateway's handlers come first, so the catalog is current for the rest.
+        self.events = EventBus()
+        self.events.subscribe(ServerStateChanged, self._on_server_state)
+        self.events.subscribe(ServerListRead, self._on_server_list)
         self.upstreams: dict[str, Upstream] = {
             name: self._new_upstream(server) for name, server in config.servers.items()
         }
@@ -119,16 +119,12 @@ class Gateway:
         self.config_source: ConfigSource | None = (
             None  # the file `POST /api/reload` reads (set by the runtime)
         )
-        self._listeners: list[ListChangeListener] = []
         # Frontends that keep connections of their own (the Xiaozhi bridge) report them here,
         # by name, for the admin API and `nexus servers`; the gateway never imports them.
         self.status_providers: dict[str, Callable[[], Any]] = {}
         # The control plane (control/control_plane.py) when configured: set by it, read by the
         # admin API and the CLI; the gateway itself never uses it.
         self.control: Any = None
-        self._state_listeners: list[StateListener] = []
-        self._heard_listeners: list[HeardListener] = []
-        self._config_listeners: list[ConfigListener] = []
         self._rebuild_pending = False
         self._started = False
         self._starts: set[asyncio.Task[None]] = set()
@@ -138,11 +134,11 @@ class Gateway:
             config, self.catalog, lambda: self.config, self.upstreams, self.stores
         )
         self.fanout = ListChangeFanout(self.stores.events(), self.upstreams)
-        self._heard_listeners.append(self.fanout.heard)
+        self.events.subscribe(ServerAnnouncedChange, self.fanout.heard)
         for tool in self.governance.local_tools:
             self.catalog.local_tools[tool.name] = tool
-        self.add_state_listener(self.governance.on_upstream_state)
-        self.add_config_listener(self.governance.on_config)
+        self.events.subscribe(ServerStateChanged, self.governance.on_upstream_state)
+        self.events.subscribe(ConfigApplied, self.governance.on_config)
         # The tool index (docs/CONTROL.md): a saved snapshot of every server's tools, kept in step
         # with the catalog; find_tools/call_tool serve clients in search mode from it.
         self.index = ToolIndex()
@@ -155,8 +151,8 @@ class Gateway:
         self.index_fanout: IndexSavedFanout | None = None
         if self.stores.link("index") is not None:  # a snapshot shared in Redis: tell the other replicas
             self.index_fanout = IndexSavedFanout(self.stores.events(), self.index_sync)
-        self.add_listener(self.index_sync.on_list_change)
-        self.add_config_listener(self.index_sync.on_config)
+        self.events.subscribe(ListChanged, self.index_sync.on_list_change)
+        self.events.subscribe(ConfigApplied, self.index_sync.on_config)
         self._search_tools = search_tools(
             self.index,
             self.catalog,
@@ -164,9 +160,11 @@ class Gateway:
             lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
         )
         self._serve_search_tools(config)
-        self.add_config_listener(lambda _old, new: self._serve_search_tools(new))
+        self.events.subscribe(ConfigApplied, lambda event: self._serve_search_tools(event.new))
         self.metrics = MetricsStep(config.gateway.metrics_window)
-        self.add_config_listener(lambda _old, new: self.metrics.resize(new.gateway.metrics_window))
+        self.events.subscribe(
+            ConfigApplied, lambda event: self.metrics.resize(event.new.gateway.metrics_window)
+        )
         # With `gateway.metrics: false` the step is left out entirely (bench/metrics_cost.py compares).
         measured: list[Middleware] = [self.metrics] if config.gateway.metrics else []
         tracer = tracing.tracer()  # set by the runtime when OTEL_EXPORTER_OTLP_ENDPOINT is configured
@@ -207,7 +205,7 @@ class Gateway:
         return not self.first_starts_pending
 
     def _new_upstream(self, server: Any) -> Upstream:
-        return Upstream(server, on_change=self._on_upstream_change, relay=self.relay)
+        return Upstream(server, events=self.events, relay=self.relay)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -320,10 +318,6 @@ class Gateway:
 
     # -- hot reload --------------------------------------------------------------------------
 
-    def add_config_listener(self, listener: ConfigListener) -> Callable[[], None]:
-        self._config_listeners.append(listener)
-        return lambda: self._config_listeners.remove(listener) if listener in self._config_listeners else None
-
     async def reload(self, new: NexusConfig) -> ReloadReport:
         """Apply `new` as a diff: added servers start, removed ones stop, a server restarts only
         when a connection field changed; everything else (priority, namespace, filters,
@@ -381,11 +375,8 @@ class Gateway:
             await asyncio.gather(*(remove(n) for n in diff.removed))
             await asyncio.gather(*(change(c.name) for c in diff.changed), *(add(n) for n in diff.added))
             self._rebuild()
-            for listener in list(self._config_listeners):
-                try:
-                    listener(old, new)
-                except Exception:  # one part's failure must not undo the reload for the others
-                    logger.exception("config listener failed")
+            # Each subscriber's failure is its own (EventBus): it cannot undo the reload for the others.
+            self.events.publish(ConfigApplied(old, new))
             logger.info("config reloaded: %s", report.summary())
             return report
 
@@ -430,49 +421,13 @@ class Gateway:
 
     # -- change propagation ----------------------------------------------------------------
 
-    def add_listener(self, listener: ListChangeListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
-
-    def _emit(self, kind: str) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(kind)
-            except Exception:  # one frontend's failure must not stop the others hearing it
-                logger.exception("list-change listener failed")
-
-    def add_state_listener(self, listener: StateListener) -> Callable[[], None]:
-        self._state_listeners.append(listener)
-        return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
-
-    def add_heard_listener(self, listener: HeardListener) -> Callable[[], None]:
-        self._heard_listeners.append(listener)
-        return lambda: self._heard_listeners.remove(listener) if listener in self._heard_listeners else None
-
-    def _on_upstream_change(self, upstream: Upstream, kind: str) -> None:
-        if kind.startswith("heard:"):
-            for heard_listener in list(self._heard_listeners):
-                try:
-                    heard_listener(upstream, kind.removeprefix("heard:"))
-                except Exception:  # a listener's bug must not stop the refresh that follows
-                    logger.exception("list-change listener failed")
-            return
-        if kind == "state":
-            for state_listener in list(self._state_listeners):
-                try:
-                    state_listener(upstream)
-                except Exception:  # a listener's bug must not stop the state change
-                    logger.exception("state listener failed")
-        if kind.startswith("resource_updated:"):
-            self._emit(kind)
-            return
-        if not self._started:
-            return
-        if kind == "state":
+    def _on_server_state(self, event: ServerStateChanged) -> None:
+        if self._started:
             # At once: a caller waiting for this server to become READY looks its tools up next.
             self._rebuild()
-            return
-        if self._rebuild_pending:
+
+    def _on_server_list(self, event: ServerListRead) -> None:
+        if not self._started or self._rebuild_pending:
             return
         # Coalesce bursts (a server announcing tools, resources and prompts at once) into one rebuild.
         self._rebuild_pending = True
@@ -481,7 +436,7 @@ class Gateway:
     def _rebuild(self) -> None:
         self._rebuild_pending = False
         for kind in sorted(self.catalog.rebuild(self.upstreams.values())):
-            self._emit(kind)
+            self.events.publish(ListChanged(kind))
 
     # -- the operations frontends use ------------------------------------------------------
 
@@ -511,8 +466,18 @@ class Gateway:
             # Search mode's call_tool(name, arguments) is the named call itself, through the whole pipeline.
             name, arguments = unwrap_call_tool(arguments)
         call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta, round_)
-        outcome: ToolOutcome = await self._run(self.pipeline, call)
-        return outcome
+        if not self.events.wants(CallFinished):  # the common case: no per-call event to pay for
+            outcome: ToolOutcome = await self._run(self.pipeline, call)
+            return outcome
+        started, error = time.perf_counter(), None
+        try:
+            outcome = await self._run(self.pipeline, call)
+            return outcome
+        except Exception as exc:
+            error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            raise
+        finally:
+            self.events.publish(CallFinished(name, call.caller, time.perf_counter() - started, error))
 
     async def call_tool_result(
         self, name: str, arguments: dict[str, Any] | None = None, *, caller: Caller | None = None

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+from mcp_nexus.events import ServerAnnouncedChange
 from mcp_nexus.stores.events import EventBus
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -33,8 +34,9 @@ class ListChangeFanout:
         self._tasks: set[asyncio.Task[Any]] = set()
         bus.subscribe(self.on_event)
 
-    def heard(self, upstream: Upstream, lists: str) -> None:
-        """The gateway's heard-listener: this replica's session to `upstream` announced a change."""
+    def heard(self, event: ServerAnnouncedChange) -> None:
+        """This replica's session to a server heard it announce a change: tell the other replicas."""
+        upstream, lists = event.upstream, event.lists
         self.published += 1
         self._spawn(self.bus.publish({"type": EVENT_TYPE, "server": upstream.name, "lists": lists}))
 

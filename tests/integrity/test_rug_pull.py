@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from mcp_nexus.events import ListChanged
 from mcp_nexus.pipeline.errors import PermissionDeniedError
 from support.gateway import running
 from support.polling import eventually
@@ -50,7 +51,7 @@ async def test_a_silent_rewrite_is_quarantined_by_the_next_health_check(probe: s
     async with running(_document(notes=_rug_pull(*flags)), http=True) as runtime:
         gateway = runtime.gateway
         told: list[str] = []
-        gateway.add_listener(told.append)
+        gateway.events.subscribe(ListChanged, lambda event: told.append(event.kind))
         assert "notes.notes" in gateway.catalog.tools
         text = await gateway.call_tool("notes.notes", {"title": "a"})
         assert "notes of a" in str(text)

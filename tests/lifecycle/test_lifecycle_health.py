@@ -6,6 +6,7 @@ import os
 import signal
 
 from lifecycle.faults import document, faulty, text
+from mcp_nexus.events import ListChanged
 from mcp_nexus.upstream.state import UpstreamState
 from support.gateway import running_gateway
 from support.polling import eventually
@@ -17,7 +18,7 @@ async def test_failing_checks_degrade_then_remove_tools_and_recovery_puts_them_b
     servers = {"frozen": faulty("frozen", health=HEALTH, auto_restart=False), "other": faulty("other")}
     async with running_gateway(document(servers)) as gw:
         changes: list[str] = []
-        gw.add_listener(changes.append)
+        gw.events.subscribe(ListChanged, lambda event: changes.append(event.kind))
         upstream = gw.upstreams["frozen"]
         pid = upstream.pid
         assert pid is not None

@@ -13,6 +13,7 @@ import pytest
 
 from lifecycle.faults import document, faulty, text
 from mcp_nexus.config.load import config_from_document
+from mcp_nexus.events import ListChanged
 from mcp_nexus.runtime import BindError, Runtime, RuntimeOptions
 from support.gateway import running
 from support.polling import eventually
@@ -50,7 +51,7 @@ async def test_a_slow_server_joins_later_and_list_changed_is_announced() -> None
     async with running(config, wait_ready=False) as runtime:
         gateway = runtime.gateway
         heard: list[str] = []
-        gateway.add_listener(heard.append)
+        gateway.events.subscribe(ListChanged, lambda event: heard.append(event.kind))
         assert "late.echo" not in gateway.catalog.tools
         took = await eventually(lambda: "late.echo" in gateway.catalog.tools, timeout=15, what="late server")
         assert took > 0.5  # it really was late

@@ -25,6 +25,7 @@ from mcp_nexus.catalog.names import exposed_name, is_allowed
 from mcp_nexus.catalog.tool_admission import Admitted, ToolAdmission
 from mcp_nexus.catalog.tool_integrity import Hold, ToolIntegrity
 from mcp_nexus.catalog.tool_names import name_warning, printable
+from mcp_nexus.events import ListKind
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class Catalog:
         # Pins and quarantine of changed or hostile tool definitions (tool_integrity.py).
         self.integrity = ToolIntegrity()
 
-    def rebuild(self, upstreams: Iterable[Upstream]) -> set[str]:
+    def rebuild(self, upstreams: Iterable[Upstream]) -> set[ListKind]:
         """Recompute everything from the ready upstreams; returns which lists changed."""
         self.upstreams = _by_priority(upstreams)
         ready = [u for u in self.upstreams if u.is_ready]
@@ -100,12 +101,13 @@ class Catalog:
         self._build_offline()
         self._build_resources(ready)
         self._build_prompts(ready)
-        changed = set()
-        for kind, items in (
+        changed: set[ListKind] = set()
+        lists: tuple[tuple[ListKind, list[Any]], ...] = (
             ("tools", self.tool_list),
             ("resources", [*self.resource_list, *self.template_list]),
             ("prompts", self.prompt_list),
-        ):
+        )
+        for kind, items in lists:
             signature = _signature(items)
             if signature != getattr(self, f"{kind}_signature"):
                 setattr(self, f"{kind}_signature", signature)

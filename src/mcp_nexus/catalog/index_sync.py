@@ -34,8 +34,10 @@ from mcp_nexus.catalog.index_store import IndexStore, IndexStoreError
 from mcp_nexus.catalog.names import exposed_name
 from mcp_nexus.catalog.tags import Tagger
 from mcp_nexus.catalog.tool_admission import ToolAdmission
+from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import IndexSettings, NexusConfig
 from mcp_nexus.config.secrets import SecretRedactor
+from mcp_nexus.events import ListChanged
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -243,9 +245,9 @@ class IndexSync:
 
     # -- incremental sync --------------------------------------------------------------------
 
-    def on_list_change(self, kind: str) -> None:
-        """Gateway listener: the aggregated tool list changed; update the servers that changed."""
-        if kind != "tools" or self._closed or self._incremental_pending:
+    def on_list_change(self, event: ListChanged) -> None:
+        """The aggregated tool list changed; update the servers that changed."""
+        if event.kind != "tools" or self._closed or self._incremental_pending:
             return
         self._incremental_pending = True
         self._spawn(self._incremental())
@@ -326,7 +328,9 @@ class IndexSync:
             message = f"adopted the snapshot of {saved.last_sync} saved by another replica"
             self._serve_cached(saved, message)
         logger.info("tool index: %s", message)
-        self.on_list_change("tools")  # this replica's own live servers still win where they differ
+        self.on_list_change(
+            ListChanged("tools")
+        )  # this replica's own live servers still win where they differ
         return True
 
     def _serve_cached(self, snapshot: IndexSnapshot, message: str) -> None:
@@ -425,15 +429,16 @@ class IndexSync:
             except Exception:  # the loop must survive one failed sync
                 logger.exception("tool index: periodic sync failed")
 
-    def on_config(self, old: NexusConfig, new: NexusConfig) -> None:
+    def on_config(self, event: ConfigApplied) -> None:
         """A reload may change the TTL or tag rules: re-arm the timer and re-tag through an incremental pass."""
+        old, new = event.old, event.new
         if old.gateway.index != new.gateway.index or old.gateway.name_separator != new.gateway.name_separator:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             if self._settled.is_set():
                 self._start_timer()
-        self.on_list_change("tools")
+        self.on_list_change(ListChanged("tools"))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

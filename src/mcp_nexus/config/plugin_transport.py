@@ -6,7 +6,7 @@ config never reads the installed plugins.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -14,8 +14,16 @@ from mcp_nexus.plugins.builtin import BUILTIN_TRANSPORTS, TRANSPORTS_GROUP
 from mcp_nexus.plugins.registry import registry
 from mcp_nexus.plugins.specs import TransportSpec
 
-if TYPE_CHECKING:
-    from mcp_nexus.config.schema import ServerConfig
+
+class ServerConfig(Protocol):
+    """What is read of a server entry (config/schema.py's ServerConfig, which calls this module:
+    named by its shape so the two do not import each other)."""
+
+    transport: str
+    options: dict[str, Any]
+
+    @property
+    def model_fields_set(self) -> set[str]: ...
 
 
 def _plugin_names() -> list[str]:
@@ -77,10 +85,11 @@ def gather_transport_keys(data: dict[str, Any], known: frozenset[str]) -> dict[s
 
 
 def _model_input(config: ServerConfig, model: type[BaseModel]) -> dict[str, Any]:
+    entry_fields: dict[str, Any] = getattr(type(config), "model_fields", {})
     given = {
         name: getattr(config, name)
         for name in model.model_fields
-        if name in type(config).model_fields and name in config.model_fields_set
+        if name in entry_fields and name in config.model_fields_set
     }
     return {**given, **config.options}
 

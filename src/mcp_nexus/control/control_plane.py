@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.secrets import SecretRedactor, config_secrets, install_log_redaction
 from mcp_nexus.control.decision_cache import DecisionCache
@@ -102,10 +103,11 @@ class ControlPlane:
         for tool in task_tools(self):
             self.gateway.add_local_tool(tool)
         self.gateway.control = self
-        self.gateway.add_config_listener(self._on_config)
+        self.gateway.events.subscribe(ConfigApplied, self._on_config)
         self._unredact_logs = install_log_redaction(self.redactor)
 
-    def _on_config(self, old: NexusConfig, new: NexusConfig) -> None:
+    def _on_config(self, event: ConfigApplied) -> None:
+        old, new = event.old, event.new
         if old.llm != new.llm or old.control != new.control:
             logger.warning("the llm/control settings changed: they apply when nexus serve restarts")
         # Old secrets stay redacted too: tasks and logs written before the reload may hold them.

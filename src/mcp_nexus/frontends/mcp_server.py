@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from dataclasses import dataclass
 from typing import Any, cast
 
 import mcp_types as types
@@ -28,9 +29,10 @@ from mcp.server.subscriptions import (
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_nexus import __version__
+from mcp_nexus import __version__, events
 from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
 from mcp_nexus.catalog.tool_listing import listed_tools
+from mcp_nexus.events import ListChanged, ListKind
 from mcp_nexus.frontends.first_list import settle_first_list
 from mcp_nexus.frontends.tool_call_entry import as_mcp_error, call_tool, client_caller, encodable
 from mcp_nexus.gateway import Gateway
@@ -39,6 +41,14 @@ from mcp_nexus.pipeline.call import Caller, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _UpdatedUri:
+    """A resource's URI queued for `notifications/resources/updated` (beside list kinds, never equal to one)."""
+
+    uri: str
+
 
 _LIST_CHANGED: dict[str, tuple[str, type[ToolsListChanged | ResourcesListChanged | PromptsListChanged]]] = {
     "tools": ("notifications/tools/list_changed", ToolsListChanged),
@@ -92,8 +102,9 @@ class McpFrontend:
         # Handshake-era HTTP sessions by Mcp-Session-Id, for the lean tools/call (lean_call).
         self._sessions: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._tasks: set[asyncio.Task[None]] = set()
-        # Changes waiting to be told to clients, in order: each kind at most once (see _on_gateway_change).
-        self._changes: dict[str, None] = {}
+        # Changes waiting to be told to clients, in order, each at most once (see _queue): a
+        # list kind, or the URI of an updated resource.
+        self._changes: dict[ListKind | _UpdatedUri, None] = {}
         self._broadcaster: asyncio.Task[None] | None = None
         self.server = _NexusServer(
             "mcp-nexus",
@@ -121,10 +132,16 @@ class McpFrontend:
         # Replaces the SDK's default OpenTelemetry middleware: it costs time on every call and we
         # keep our own metrics in the pipeline.
         self.server.middleware = [self._track_connection]
-        self._unsubscribe_gateway = gateway.add_listener(self._on_gateway_change)
+        self._unsubscribe_gateway = [
+            gateway.events.subscribe(ListChanged, lambda event: self._queue(event.kind)),
+            gateway.events.subscribe(
+                events.ResourceUpdated, lambda event: self._queue(_UpdatedUri(event.uri))
+            ),
+        ]
 
     def close(self) -> None:
-        self._unsubscribe_gateway()
+        for unsubscribe in self._unsubscribe_gateway:
+            unsubscribe()
         for task in list(self._tasks):
             task.cancel()
 
@@ -179,10 +196,10 @@ class McpFrontend:
         result = outcome.model_dump_json(by_alias=True, exclude_none=True).encode()
         return b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result + b"}"
 
-    def _on_gateway_change(self, kind: str) -> None:
+    def _queue(self, change: ListKind | _UpdatedUri) -> None:
         # Coalesced: one broadcast of a kind running and one waiting, so a burst of changes (an
         # upstream flooding list_changed) is a bounded number of notifications, and one task.
-        self._changes[kind] = None
+        self._changes[change] = None
         if self._broadcaster is None or self._broadcaster.done():
             task = self._broadcaster = asyncio.ensure_future(self._broadcast_changes())
             self._tasks.add(task)
@@ -197,9 +214,9 @@ class McpFrontend:
             except Exception as exc:  # one failed broadcast must not stop the next ones
                 logger.warning("telling clients that %s changed failed: %s", kind, exc)
 
-    async def _broadcast(self, kind: str) -> None:
-        if kind.startswith("resource_updated:"):
-            uri = kind.partition(":")[2]
+    async def _broadcast(self, kind: ListKind | _UpdatedUri) -> None:
+        if isinstance(kind, _UpdatedUri):
+            uri = kind.uri
             await self.bus.publish(ResourceUpdated(uri=uri))
             for connection in list(self._connections):
                 if uri in connection.state.get("nexus_subscriptions", ()):

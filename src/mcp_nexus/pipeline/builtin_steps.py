@@ -15,10 +15,10 @@ from mcp_nexus.pipeline.offload import OffloadStep, offloaded_file
 from mcp_nexus.pipeline.ratelimit import RateLimitStep
 from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.size_limit import SizeLimitStep
+from mcp_nexus.pipeline.step_context import StepContext
 from mcp_nexus.pipeline.timeout import TimeoutStep
 from mcp_nexus.pipeline.validate import ValidateStep
 from mcp_nexus.plugins.specs import StepSpec
-from mcp_nexus.plugins.step_context import StepContext
 
 
 def _errors(context: StepContext) -> Middleware:

@@ -30,7 +30,9 @@ from typing import Any
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
+from mcp_nexus.events import ServerStateChanged
 from mcp_nexus.pipeline.cache import CacheStep, decode_stored, encode_stored
 from mcp_nexus.pipeline.call import Middleware
 from mcp_nexus.pipeline.offload import Offloader
@@ -40,9 +42,9 @@ from mcp_nexus.pipeline.ratelimit import RateLimitStep
 from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.sandbox_tool import sandbox_tool
 from mcp_nexus.pipeline.size_limit import SizeLimitStep
+from mcp_nexus.pipeline.step_context import StepContext
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.plugins.registry import registry
-from mcp_nexus.plugins.step_context import StepContext
 from mcp_nexus.plugins.step_order import order_steps
 from mcp_nexus.sandbox import Sandbox
 from mcp_nexus.stores.shared import Stores
@@ -138,13 +140,15 @@ class Governance:
             local_tools,
         )
 
-    def on_upstream_state(self, upstream: Upstream) -> None:
+    def on_upstream_state(self, event: ServerStateChanged) -> None:
         """Any state change (restart, crash, stop) invalidates that server's cached results."""
+        upstream = event.upstream
         self.checker.check(upstream)
         self._spawn(self.cache.clear_server(upstream.name))
 
-    def on_config(self, old: NexusConfig, new: NexusConfig) -> None:
+    def on_config(self, event: ConfigApplied) -> None:
         """A reload: servers whose entry changed lose their cached results; gateway settings apply live."""
+        old, new = event.old, event.new
         if old.gateway != new.gateway:  # a reload always builds new objects: compare values
             settings = new.gateway
             self.rate_limit.caller_limit = settings.caller_rate_limit

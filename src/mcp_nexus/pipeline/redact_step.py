@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp_nexus.pipeline.call import CallNext, ToolCall
 from mcp_nexus.pipeline.redaction import KINDS, redact_text
+from mcp_nexus.pipeline.step_context import StepContext
 from mcp_nexus.plugins.specs import StepSpec
-from mcp_nexus.plugins.step_context import StepContext
 
 logger = logging.getLogger(__name__)
 

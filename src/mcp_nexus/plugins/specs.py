@@ -22,9 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from mcp_nexus.pipeline.call import Middleware
-    from mcp_nexus.plugins.step_context import StepContext
-    from mcp_nexus.upstream.session import Session
+# The registry sits below config and upstream (both ask it for transports), so its specs name
+# the higher-layer types they carry only in words: a `Session` subclass, a step factory taking
+# a `StepContext` (pipeline/step_context.py) and returning a `Middleware`. Where they are used
+# (upstream/session_types.py, pipeline/governance.py) they are typed again.
+Session = Any
+StepFactory = Callable[[Any], Any]
 
 TransportKind = Literal["process", "network", "in_process"]
 """How a lost connection is brought back: a process is restarted, a network link reconnected."""
@@ -85,7 +88,7 @@ class StepSpec:
     """
 
     name: str
-    build: Callable[[StepContext], Middleware | None]
+    build: StepFactory
     config_model: type[BaseModel] | None = None
     before: str | None = None
     after: str | None = None

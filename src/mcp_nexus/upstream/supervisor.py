@@ -14,6 +14,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
+from mcp_nexus.events import ServerStateChanged
 from mcp_nexus.upstream.health import HealthChecker
 from mcp_nexus.upstream.restart_policy import RestartBudget
 from mcp_nexus.upstream.session_types import transport_kind
@@ -37,7 +38,7 @@ class Supervisor:
         # (it may be queued behind the lock, or its task not have run yet, when the stop comes).
         self._stops = 0
         self._closed = False  # close() was called: this supervisor never starts its server again
-        self._unwatch = upstream.add_watcher(self._on_change)
+        self._unwatch = upstream.events.subscribe(ServerStateChanged, self._on_state)
 
     @property
     def name(self) -> str:
@@ -108,8 +109,9 @@ class Supervisor:
 
     # -- reactions --------------------------------------------------------------------
 
-    def _on_change(self, upstream: Upstream, kind: str) -> None:
-        if kind != "state":
+    def _on_state(self, event: ServerStateChanged) -> None:
+        upstream = event.upstream
+        if upstream is not self.upstream:  # the bus is the gateway's: every server's changes pass
             return
         state = upstream.state
         if state == UpstreamState.READY:

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +25,13 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.config.secrets import SecretRedactor
+from mcp_nexus.events import (
+    EventBus,
+    ResourceUpdated,
+    ServerAnnouncedChange,
+    ServerListRead,
+    ServerStateChanged,
+)
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.list_refresh import ListExpiry, ListRefresh, list_tools_with_ttl
 from mcp_nexus.upstream.negotiate import Era
@@ -34,9 +40,6 @@ from mcp_nexus.upstream.session_types import session_type, transport_kind
 from mcp_nexus.upstream.state import StateHistory, UpstreamState
 
 logger = logging.getLogger(__name__)
-
-ChangeListener = Callable[["Upstream", str], None]
-"""Called with the kind of change: "tools", "resources", "prompts", "state", "resource_updated:<uri>"."""
 
 
 class UpstreamUnavailable(Exception):
@@ -129,7 +132,7 @@ class Upstream:
         self,
         config: ServerConfig,
         *,
-        on_change: ChangeListener | None = None,
+        events: EventBus | None = None,
         relay: DownstreamRelay | None = None,
     ) -> None:
         self.config = config
@@ -157,8 +160,8 @@ class Upstream:
         # sampling/elicitation requests and log messages go (the protocol gives no link
         # from such a request back to the call that caused it).
         self.active_callers: list[Any] = []
-        self._on_change = on_change
-        self._watchers: list[ChangeListener] = []  # e.g. the supervisor; told after `on_change`
+        # Where this server's changes are told (events.py): the gateway's bus, or one of its own.
+        self.events = events if events is not None else EventBus()
         self._session: Session | None = None
         self._lost: Session | None = None  # the last session that died on its own
         self._lost_reason: str | None = None
@@ -227,27 +230,13 @@ class Upstream:
             self._ready_event.clear()
         log = logger.warning if state in (UpstreamState.ERROR, UpstreamState.CRASHED) else logger.info
         log("server %s: %s -> %s (%s)", self.name, previous, state, reason)
-        self._notify("state")
+        self.events.publish(ServerStateChanged(self))
 
     def mark(self, state: UpstreamState, reason: str) -> None:
         """Record a state decided outside the session (health checks, the restart policy)."""
         if state == UpstreamState.ERROR:
             self.last_error = reason
         self._set_state(state, reason)
-
-    def add_watcher(self, listener: ChangeListener) -> Callable[[], None]:
-        """Also tell `listener` about every change (after the gateway heard it)."""
-        self._watchers.append(listener)
-        return lambda: self._watchers.remove(listener) if listener in self._watchers else None
-
-    def _notify(self, kind: str) -> None:
-        for listener in [self._on_change, *self._watchers]:
-            if listener is None:
-                continue
-            try:
-                listener(self, kind)
-            except Exception:  # a listener's bug must not take the upstream down
-                logger.exception("change listener failed for %s", self.name)
 
     @property
     def uptime(self) -> float | None:
@@ -389,7 +378,7 @@ class Upstream:
         self.last_error = reason
         self._cancel_background()
         self._set_state(UpstreamState.CRASHED, reason)
-        self._notify("tools")
+        self.events.publish(ServerListRead(self, "tools"))
 
     def abort_start(self) -> None:
         """Cancel a start in progress now (its half-started session is closed by the start itself)."""
@@ -452,7 +441,7 @@ class Upstream:
         if quiet_if_same and tools == self.tools:
             return  # a re-check found nothing new: no catalog rebuild
         self.tools = tools
-        self._notify("tools")
+        self.events.publish(ServerListRead(self, "tools"))
 
     def relist_tools(self) -> None:
         """Read the tool list again (the health check, an expired ttlMs): a server may change its
@@ -467,7 +456,7 @@ class Upstream:
             return
         self.resources = await session.list_resources()
         self.resource_templates = await session.list_resource_templates()
-        self._notify("resources")
+        self.events.publish(ServerListRead(self, "resources"))
 
     async def refresh_prompts(self) -> None:
         session = self._session
@@ -475,7 +464,7 @@ class Upstream:
             self.prompts = []
             return
         self.prompts = await session.list_prompts()
-        self._notify("prompts")
+        self.events.publish(ServerListRead(self, "prompts"))
 
     def _on_notification(self, message: types.ServerNotification) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -485,7 +474,7 @@ class Upstream:
         elif isinstance(message, types.PromptListChangedNotification):
             self._refreshes["prompts"].request()
         elif isinstance(message, types.ResourceUpdatedNotification):
-            self._notify(f"resource_updated:{message.params.uri}")
+            self.events.publish(ResourceUpdated(str(message.params.uri), self))
 
     async def _refresh_listed(self, lists: str) -> None:
         """One coalesced refresh of a list (ListRefresh tells who listens first when the server said so)."""
@@ -497,8 +486,8 @@ class Upstream:
             await self.refresh_prompts()
 
     def _heard(self, lists: str) -> None:
-        """The server itself said a list changed ("heard:tools"): other replicas may want to know."""
-        self._notify(f"heard:{lists}")
+        """The server itself said a list changed: other replicas may want to know."""
+        self.events.publish(ServerAnnouncedChange(self, lists))
 
     async def watch_resource(self, uri: str, watch: bool) -> None:
         """Follow (or stop following) updates of one resource on a 2026-07-28 server."""
@@ -542,7 +531,7 @@ class Upstream:
                     elif kind == "ResourcesListChanged":
                         self._refreshes["resources"].request()
                     elif kind == "ResourceUpdated":
-                        self._notify(f"resource_updated:{getattr(event, 'uri', '')}")
+                        self.events.publish(ResourceUpdated(str(getattr(event, "uri", "")), self))
         except Exception as exc:  # a lost listen stream only costs freshness, never the session
             logger.info("server %s: subscriptions/listen ended: %s", self.name, exc)
 

@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from mcp_nexus.events import ServerStateChanged
 from mcp_nexus.frontends.admin_api import frontend_status, server_status
 from mcp_nexus.frontends.admin_json import AdminJSONResponse
 from mcp_nexus.frontends.admin_offload import api_caller
@@ -49,7 +50,6 @@ from mcp_nexus.frontends.session_cookie import (
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.policy import is_read_only
 from mcp_nexus.pipeline.recent_calls import CallRecord, record_dict
-from mcp_nexus.upstream.upstream import Upstream
 
 STATIC_PREFIX = "/ui/static/"
 LOGIN_PATH = "/login"
@@ -92,7 +92,7 @@ class Dashboard:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         self._unsubscribe = [
-            self.gateway.add_state_listener(self._on_state),
+            self.gateway.events.subscribe(ServerStateChanged, self._on_state),
             self.gateway.metrics.recent.subscribe(self._on_call),
         ]
         self.history.start()
@@ -108,8 +108,8 @@ class Dashboard:
         if self.hub.viewers:  # nothing to build when no page is open
             self.hub.publish("call", record_dict(record))
 
-    def _on_state(self, upstream: Upstream) -> None:
-        supervisor = self.gateway.supervisors.get(upstream.name)
+    def _on_state(self, event: ServerStateChanged) -> None:
+        supervisor = self.gateway.supervisors.get(event.upstream.name)
         if supervisor is not None and self.hub.viewers:
             self.hub.publish("server", server_status(supervisor, history=False))
 

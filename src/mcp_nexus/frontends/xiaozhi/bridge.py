@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from mcp_nexus.config.xiaozhi import XiaozhiSettings
+from mcp_nexus.events import ListChanged
 from mcp_nexus.frontends.xiaozhi.connection import EndpointConnection
 from mcp_nexus.frontends.xiaozhi.envelope_client import EnvelopeClient
 from mcp_nexus.frontends.xiaozhi.envelope_server import EnvelopeServer
@@ -59,7 +60,7 @@ class XiaozhiBridge:
         return bool(self.endpoints or self.envelope_server or self.envelope_client)
 
     async def start(self) -> None:
-        self._remove_listener = self.gateway.add_listener(self._on_list_change)
+        self._remove_listener = self.gateway.events.subscribe(ListChanged, self._on_list_change)
         if self.envelope_server is not None:
             await self.envelope_server.start()
         for connection in self.endpoints:
@@ -97,8 +98,8 @@ class XiaozhiBridge:
             links.append(self.envelope_server.status)
         return [link.as_dict() for link in links]
 
-    def _on_list_change(self, kind: str) -> None:
-        if kind != "tools":
+    def _on_list_change(self, event: ListChanged) -> None:
+        if event.kind != "tools":
             return
         for connection in self.endpoints:
             task = asyncio.get_running_loop().create_task(connection.notify_tools_changed())

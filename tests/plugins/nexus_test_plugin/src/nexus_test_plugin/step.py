@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
-from mcp_nexus.plugins import StepContext, StepSpec
+from mcp_nexus.plugin_api import StepContext, StepSpec
 
 
 class CallTagSettings(BaseModel):

@@ -16,7 +16,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from websockets.asyncio.client import connect
 
-from mcp_nexus.plugins import TransportSpec, transport_settings
+from mcp_nexus.plugin_api import TransportSpec, transport_settings
 from mcp_nexus.upstream.session import Session
 from nexus_test_plugin.ws_streams import message_streams
 
