@@ -5,6 +5,9 @@ run:
 	@scripts/setup.sh --run-only
 	.venv/bin/nexus serve
 
+# Two workers, a file each at a time (module fixtures start once); PYTEST_ARGS= runs serially.
+PYTEST_ARGS ?= -n 2 --dist loadfile
+
 test: setup
 	.venv/bin/ruff check src tests bench
 	.venv/bin/mypy
