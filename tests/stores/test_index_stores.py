@@ -144,6 +144,7 @@ def test_the_design_document_imports_and_exports_in_its_own_shape() -> None:
             "servers[0].tools[0].cost_estimate: Input should be 'low', 'medium' or 'high'",
         ),
         ({"last_sync": 5, "servers": []}, "last_sync: expected an ISO 8601 time"),
+        ({"version": 3.0e16, "servers": []}, "version: expected a string such as '1.0.0', got 3e+16"),
     ],
 )
 def test_a_bad_document_is_refused_naming_the_place(document: object, message: str) -> None:

@@ -107,6 +107,11 @@ class IndexSnapshot:
         """
         if not isinstance(doc, dict):
             raise IndexFormatError(f"an index file is a JSON object, got {type(doc).__name__}")
+        version = doc.get("version", INDEX_FORMAT_VERSION)
+        if not isinstance(version, str):
+            raise IndexFormatError(
+                f"version: expected a string such as {INDEX_FORMAT_VERSION!r}, got {version!r}"
+            )
         last_sync = doc.get("last_sync")
         if last_sync is not None and not isinstance(last_sync, str):
             raise IndexFormatError(f"last_sync: expected an ISO 8601 time as a string, got {last_sync!r}")
@@ -139,8 +144,7 @@ class IndexSnapshot:
                     continue
                 by_name[entry.tool_name] = entry
             servers[server_id] = tuple(by_name.values())
-        version = doc.get("version", INDEX_FORMAT_VERSION)
-        return cls(servers, last_sync, str(version))
+        return cls(servers, last_sync, version)
 
 
 def _entry(tool: Any, server_id: str, where: str, last_sync: str | None, namer: Namer) -> IndexEntry:
