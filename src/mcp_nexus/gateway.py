@@ -6,7 +6,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -40,60 +39,15 @@ from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.trace_step import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
+from mcp_nexus.reload_report import ReloadReport, plan_report
 from mcp_nexus.replica_sync import ListChangeFanout
+from mcp_nexus.server_set import ServerSet, StartProgress
 from mcp_nexus.stores.shared import Stores
-from mcp_nexus.upstream.config_diff import ConfigDiff, diff_configs
-from mcp_nexus.upstream.state import UpstreamState
-from mcp_nexus.upstream.supervisor import Supervisor
-from mcp_nexus.upstream.upstream import Upstream
+from mcp_nexus.upstream.config_diff import diff_configs
 
 logger = logging.getLogger(__name__)
 
-StartProgress = Callable[[Upstream], None]
-
-
 EMBEDDED_START_WAIT_S = 2.0
-
-
-class UnknownServerError(KeyError):
-    """No configured server has that name."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-    def __str__(self) -> str:
-        return f"no server named {self.name!r}"
-
-
-@dataclass
-class ReloadReport:
-    """What a reload did, for logs, the admin API and tests."""
-
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    restarted: list[str] = field(default_factory=list)
-    live: list[str] = field(default_factory=list)  # changed without a restart
-    enabled: list[str] = field(default_factory=list)
-    disabled: list[str] = field(default_factory=list)
-    gateway_fields: list[str] = field(default_factory=list)
-    needs_process_restart: list[str] = field(default_factory=list)  # host, port, token, ...
-
-    def summary(self) -> str:
-        parts = [
-            f"{label} {', '.join(names)}"
-            for label, names in (
-                ("added", self.added),
-                ("removed", self.removed),
-                ("restarted", self.restarted),
-                ("changed live", self.live),
-                ("enabled", self.enabled),
-                ("disabled", self.disabled),
-                ("gateway settings", self.gateway_fields),
-            )
-            if names
-        ]
-        return "; ".join(parts) or "nothing changed"
 
 
 class Gateway:
@@ -108,14 +62,10 @@ class Gateway:
         self.events = EventBus()
         self.events.subscribe(ServerStateChanged, self._on_server_state)
         self.events.subscribe(ServerListRead, self._on_server_list)
-        self.upstreams: dict[str, Upstream] = {
-            name: self._new_upstream(server) for name, server in config.servers.items()
-        }
-        # One supervisor per upstream: restart policy and health checks (upstream/supervisor.py).
-        self.supervisors: dict[str, Supervisor] = {
-            name: Supervisor(upstream, startup_timeout=config.gateway.startup_timeout)
-            for name, upstream in self.upstreams.items()
-        }
+        # Which servers run, their supervisors, first starts, control and reload (server_set.py).
+        self.servers = ServerSet(config, self.events, self.relay)
+        self.upstreams = self.servers.upstreams
+        self.supervisors = self.servers.supervisors
         self.config_source: ConfigSource | None = (
             None  # the file `POST /api/reload` reads (set by the runtime)
         )
@@ -127,7 +77,6 @@ class Gateway:
         self.control: Any = None
         self._rebuild_pending = False
         self._started = False
-        self._starts: set[asyncio.Task[None]] = set()
         # Where shared state lives (stores:), chosen once: memory, or Redis shared by replicas.
         self.stores = Stores(config.stores)
         self.governance = Governance.build(
@@ -182,30 +131,14 @@ class Gateway:
         self._idle.set()
         self.started_at = time.time()
 
-    def _start_in_background(self, work: Any) -> asyncio.Task[None]:
-        task: asyncio.Task[None] = asyncio.ensure_future(work)
-        self._starts.add(task)
-        task.add_done_callback(self._starts.discard)
-        return task
-
     @property
     def first_starts_pending(self) -> bool:
         """Some server is still in its first start (at launch, or added by a reload)."""
-        return any(not task.done() for task in self._starts)
+        return self.servers.first_starts_pending
 
     async def wait_first_starts(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for the servers still in their first start; True when none is left.
-
-        A server that fails its first start ends it too (its supervisor retries in the
-        background); a hung one is waited for only up to `timeout`.
-        """
-        pending = [task for task in self._starts if not task.done()]
-        if pending and timeout > 0:
-            await asyncio.wait(pending, timeout=timeout)
-        return not self.first_starts_pending
-
-    def _new_upstream(self, server: Any) -> Upstream:
-        return Upstream(server, events=self.events, relay=self.relay)
+        """Wait (bounded) for the servers still in their first start (ServerSet.wait_first_starts)."""
+        return await self.servers.wait_first_starts(timeout)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -220,14 +153,7 @@ class Gateway:
         await self.stores.start()
         self._rebuild()
 
-        async def start_one(name: str) -> None:
-            upstream = self.upstreams[name]
-            if upstream.config.enabled and upstream.config.auto_start:
-                await self.supervisors[name].start()
-            if on_progress is not None:
-                on_progress(upstream)
-
-        starts = {name: self._start_in_background(start_one(name)) for name in list(self.upstreams)}
+        starts = self.servers.start_all(on_progress)
         await self.index_sync.start(asyncio.gather(*starts.values(), return_exceptions=True))
         in_process = [
             task for name, task in starts.items() if self.upstreams[name].config.transport == "embedded"
@@ -242,10 +168,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop every server (children reaped, sessions closed); starts in progress are cancelled first."""
         await self.index_sync.stop()
-        await asyncio.gather(*(s.close() for s in self.supervisors.values()))
-        for task in list(self._starts):
-            task.cancel()
-        await asyncio.gather(*self._starts, return_exceptions=True)
+        await self.servers.close()
         await self.stores.close()
 
     async def drain(self, grace: float | None = None) -> int:
@@ -273,49 +196,6 @@ class Gateway:
     def draining(self) -> bool:
         return self._draining
 
-    # -- runtime control of one server ------------------------------------------------------
-
-    def supervisor(self, name: str) -> Supervisor:
-        try:
-            return self.supervisors[name]
-        except KeyError:
-            raise UnknownServerError(name) from None
-
-    async def start_server(self, name: str) -> Upstream:
-        """Start one server (after a stop, or to retry one that was given up)."""
-        supervisor = self.supervisor(name)
-        await supervisor.start()
-        return supervisor.upstream
-
-    async def stop_server(self, name: str) -> Upstream:
-        """Stop one server and keep it stopped: its tools leave the catalog, its cache entries go."""
-        supervisor = self.supervisor(name)
-        await supervisor.stop()
-        return supervisor.upstream
-
-    async def restart_server(self, name: str) -> Upstream:
-        supervisor = self.supervisor(name)
-        await supervisor.restart()
-        return supervisor.upstream
-
-    async def enable_server(self, name: str) -> Upstream:
-        return await self._set_enabled(name, True)
-
-    async def disable_server(self, name: str) -> Upstream:
-        return await self._set_enabled(name, False)
-
-    async def _set_enabled(self, name: str, enabled: bool) -> Upstream:
-        supervisor = self.supervisor(name)
-        upstream = supervisor.upstream
-        if upstream.config.enabled != enabled:
-            upstream.config = upstream.config.model_copy(update={"enabled": enabled})
-            self.config.servers[name] = upstream.config
-        if enabled:
-            await supervisor.start()
-        else:
-            await supervisor.stop(reason="disabled by operator")
-        return upstream
-
     # -- hot reload --------------------------------------------------------------------------
 
     async def reload(self, new: NexusConfig) -> ReloadReport:
@@ -325,7 +205,7 @@ class Gateway:
         async with self._reload_lock:
             old = self.config
             diff = diff_configs(old, new)
-            report = self._plan_report(diff)
+            report = plan_report(diff)
             for name in report.needs_process_restart:
                 logger.warning("config reload: gateway.%s only changes when nexus serve restarts", name)
                 setattr(new.gateway, name, getattr(old.gateway, name))
@@ -334,66 +214,13 @@ class Gateway:
             new.stores = self.stores.keep_on_reload(new.stores)
             self.config = new
             self.catalog.separator = new.gateway.name_separator
-            for supervisor in self.supervisors.values():
-                supervisor.startup_timeout = new.gateway.startup_timeout
 
-            async def remove(name: str) -> None:
-                supervisor = self.supervisors.pop(name)
-                self.upstreams.pop(name, None)
-                await supervisor.close()
-                supervisor.upstream.mark(UpstreamState.STOPPED, "removed from the config")
-
-            async def change(name: str) -> None:
-                supervisor, upstream = self.supervisors[name], self.upstreams[name]
-                if name in report.restarted:
-                    await supervisor.stop(reason="config changed: reconnecting")
-                    upstream.config = new.servers[name]
-                    supervisor.apply_config()
-                    if upstream.config.enabled:
-                        await supervisor.start()
-                    else:
-                        upstream.mark(UpstreamState.DISABLED, "disabled in config")
-                    return
-                upstream.config = new.servers[name]
-                supervisor.apply_config()
-                if name in report.enabled:
-                    await supervisor.start()
-                elif name in report.disabled:
-                    await supervisor.stop(reason="disabled in config")
-
-            async def add(name: str) -> None:
-                upstream = self._new_upstream(new.servers[name])
-                self.upstreams[name] = upstream
-                supervisor = self.supervisors[name] = Supervisor(
-                    upstream, startup_timeout=new.gateway.startup_timeout
-                )
-                if upstream.config.enabled and upstream.config.auto_start:
-                    # In the background, like at startup: a slow new server must not hold the
-                    # reload (and the next one, which may remove it again) hostage.
-                    self._start_in_background(supervisor.start())
-
-            await asyncio.gather(*(remove(n) for n in diff.removed))
-            await asyncio.gather(*(change(c.name) for c in diff.changed), *(add(n) for n in diff.added))
+            await self.servers.apply(diff, report, new)
             self._rebuild()
             # Each subscriber's failure is its own (EventBus): it cannot undo the reload for the others.
             self.events.publish(ConfigApplied(old, new))
             logger.info("config reloaded: %s", report.summary())
             return report
-
-    @staticmethod
-    def _plan_report(diff: ConfigDiff) -> ReloadReport:
-        report = ReloadReport(added=list(diff.added), removed=list(diff.removed))
-        for change in diff.changed:
-            if change.needs_restart:
-                report.restarted.append(change.name)
-                continue
-            if change.enabled_changed:
-                (report.enabled if change.new.enabled else report.disabled).append(change.name)
-            if [f for f in change.fields if f != "enabled"]:
-                report.live.append(change.name)
-        report.gateway_fields = list(diff.gateway_fields)
-        report.needs_process_restart = diff.restart_only_fields
-        return report
 
     async def __aenter__(self) -> Gateway:
         await self.start()

@@ -140,7 +140,7 @@ async def test_killed_servers_leave_the_stale_cache_served_and_one_back_saves_a_
         assert gateway.index.get_all_tools() == before  # still served
         assert (await saved(index_file)).tool_count == len(before)
 
-        await gateway.start_server("robot")  # one server back: the rules decide again
+        await gateway.servers.start("robot")  # one server back: the rules decide again
         await eventually(
             lambda: gateway.index.status.source == "sync", 15, "a sync after the robot came back"
         )

@@ -38,10 +38,10 @@ async def test_the_next_candidate_answers_when_the_first_crashes_mid_call() -> N
 
 async def test_a_stopped_candidate_is_skipped_and_used_again_once_started() -> None:
     async with running_gateway(document(pair())) as gw:
-        await gw.stop_server("primary")
+        await gw.servers.stop("primary")
         answer = await gw.call_tool("echo", {"text": "c"})
         assert text(answer) == "backup: c" and answer.meta == {"nexus/server": "backup"}
-        await gw.start_server("primary")
+        await gw.servers.start("primary")
         await eventually(lambda: "primary" in [r.upstream.name for r in gw.catalog.tools["echo"].candidates])
         answer = await gw.call_tool("echo", {"text": "d"})
         assert text(answer) == "primary: d" and answer.meta == {"nexus/server": "primary"}

@@ -113,7 +113,7 @@ async def test_crash_loop_after_ready_is_given_up_with_the_last_error(tmp_path: 
         assert "code 7" in upstream.last_error and "crashing after a while" in upstream.last_error
         assert upstream.pid is None
         # An operator start clears the verdict and tries again from scratch.
-        await gw.start_server("loops")
+        await gw.servers.start("loops")
         assert upstream.state == UpstreamState.READY and not supervisor.gave_up
 
 

@@ -24,7 +24,7 @@ async def test_a_hundred_restarts_leak_nothing() -> None:
         started = time.monotonic()
         for i in range(100):
             if i % 2:
-                await gw.restart_server("f")
+                await gw.servers.restart("f")
             else:  # half of them the hard way: the process dies and the supervisor brings it back
                 await _crash(gw)
                 await eventually(lambda: gw.upstreams["f"].state == UpstreamState.READY, what=f"restart {i}")

@@ -152,7 +152,7 @@ async def test_an_open_event_stream_ends_when_the_gateway_stops() -> None:
         listener = asyncio.create_task(listen())
         while "event: hello" not in lines:
             await asyncio.sleep(0.05)
-        await runtime.gateway.stop_server("f")
+        await runtime.gateway.servers.stop("f")
         while not any('"STOPPED"' in line for line in lines):
             await asyncio.sleep(0.05)
         started = time.monotonic()

@@ -126,7 +126,7 @@ async def test_the_config_can_allow_a_fallback_explicitly(tmp_path: Path) -> Non
         refused = gateway.upstreams["evil"].refused_tools
         assert set(refused) == {"cortex.add_entity"}
         assert await answered_by(gateway, "good.fast") == "good"
-        await gateway.stop_server("good")
+        await gateway.servers.stop("good")
         result = await gateway.call_tool_result("good.fast", {})
         assert result.meta and result.meta["nexus/server"] == "evil"
         assert result.content[0].text == "hostile:good.fast"  # type: ignore[union-attr]

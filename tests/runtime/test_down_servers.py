@@ -32,7 +32,7 @@ async def test_a_crashed_servers_tool_is_unavailable_naming_server_state_and_ret
 
 async def test_a_stopped_servers_tool_names_the_state() -> None:
     async with running_gateway(document({"f": faulty("f")})) as gw:
-        await gw.stop_server("f")
+        await gw.servers.stop("f")
         with pytest.raises(UnavailableError) as caught:
             await gw.call_tool("f.echo", {"text": "x"})
         assert "'f'" in caught.value.message and "STOPPED" in caught.value.message

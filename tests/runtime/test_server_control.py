@@ -18,7 +18,7 @@ def hung(name: str) -> dict[str, object]:
 async def test_start_of_a_hung_server_ends_at_the_startup_timeout() -> None:
     async with running_gateway(document({"h": hung("h")}, startup_timeout=2)) as gw:
         started = time.monotonic()
-        await gw.start_server("h")
+        await gw.servers.start("h")
         took = time.monotonic() - started
         assert gw.upstreams["h"].state == UpstreamState.ERROR
         assert "2 s" in (gw.upstreams["h"].last_error or "")
@@ -27,11 +27,11 @@ async def test_start_of_a_hung_server_ends_at_the_startup_timeout() -> None:
 
 async def test_stop_cancels_a_start_at_once() -> None:
     async with running_gateway(document({"h": hung("h")}, startup_timeout=60)) as gw:
-        starting = asyncio.ensure_future(gw.start_server("h"))
+        starting = asyncio.ensure_future(gw.servers.start("h"))
         await eventually(lambda: gw.upstreams["h"].state == UpstreamState.CONNECTING)
         await asyncio.sleep(0.3)
         began = time.monotonic()
-        await gw.stop_server("h")
+        await gw.servers.stop("h")
         took = time.monotonic() - began
         await asyncio.wait_for(starting, 5)
         assert gw.upstreams["h"].state == UpstreamState.STOPPED

@@ -36,8 +36,9 @@ from mcp_nexus.frontends.admin_json import (
 )
 from mcp_nexus.frontends.admin_offload import api_caller, offload_openapi_paths, offload_routes
 from mcp_nexus.frontends.admin_tasks import task_openapi_paths, task_routes
-from mcp_nexus.gateway import Gateway, UnknownServerError
+from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.server_set import UnknownServerError
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
 
@@ -134,12 +135,13 @@ def admin_routes(gateway: Gateway) -> list[Route]:
             return error_response(
                 404, f"unknown action {action!r}; expected one of {', '.join(SERVER_ACTIONS)}"
             )
+        servers = gateway.servers
         operation = {
-            "start": gateway.start_server,
-            "stop": gateway.stop_server,
-            "restart": gateway.restart_server,
-            "enable": gateway.enable_server,
-            "disable": gateway.disable_server,
+            "start": servers.start,
+            "stop": servers.stop,
+            "restart": servers.restart,
+            "enable": lambda name: servers.set_enabled(name, True, gateway.config),
+            "disable": lambda name: servers.set_enabled(name, False, gateway.config),
         }[action]
         try:
             await operation(name)
