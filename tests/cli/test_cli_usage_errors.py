@@ -69,7 +69,7 @@ def test_a_bad_invocation_is_a_usage_error_without_a_traceback(
 def test_an_unwritable_export_target_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     store = tmp_path / "index.sqlite3"
     document = tmp_path / "index.json"
-    document.write_text(json.dumps({"version": 1, "servers": []}))
+    document.write_text(json.dumps({"version": "1.0.0", "servers": []}))
     saved = run(["index", "import", str(document), "--store", str(store)])
     assert saved.returncode == 0, saved.stderr
     target = tmp_path / "no" / "such" / "folder" / "out.json"
