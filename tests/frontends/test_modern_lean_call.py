@@ -111,6 +111,13 @@ async def test_http_requests_the_sdk_must_judge_still_reach_it(url: str, lean_ca
             url, headers={**modern_headers(message), "Accept": "application/json"}, json=message
         )
         assert refused.status_code == 406
+        repeated = await client.post(
+            url,
+            headers=[*modern_headers(message).items(), ("Mcp-Param-Text", "hi"), ("Mcp-Param-Text", "ho")],
+            json=message,
+        )
+        sdk = await post(client, url, request(1, "f.echo", {"text": "hi"}, SDK_PATH))
+        assert repeated.status_code == sdk[0] and comparable(repeated.json()) == comparable(sdk[1])
         bad_envelope = request(2, "f.echo", {"text": "hi"})
         bad_envelope["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"sampling": 5}
         status, answer = await post(client, url, bad_envelope)

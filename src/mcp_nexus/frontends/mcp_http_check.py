@@ -132,8 +132,15 @@ class McpMessageCheck:
         raw = [
             (key.decode("latin-1").lower(), item.decode("latin-1")) for key, item in scope.get("headers", ())
         ]
-        headers = dict(raw)
-        if not _accepts_json_and_sse(headers.get("accept", "")) or find_duplicated_routing_header(raw):
+        headers: dict[str, str] = {}
+        for key, item in raw:  # the first of a repeated header, as starlette's Headers reads it
+            headers.setdefault(key, item)
+        if (
+            not _accepts_json_and_sse(headers.get("accept", ""))
+            or find_duplicated_routing_header(raw)
+            # A repeated Mcp-Param-* header is the SDK's to judge (it rejects a declared one).
+            or _repeated_param_header(raw)
+        ):
             return None
         if isinstance(classify_inbound_request(value, headers=headers), InboundLadderRejection):
             return None
@@ -150,6 +157,11 @@ class McpMessageCheck:
             answer = encode({"jsonrpc": "2.0", "id": message.id, "error": error})
             return ERROR_CODE_HTTP_STATUS.get(error["code"], 200), answer
         return 200, encode({"jsonrpc": "2.0", "id": message.id, "result": result})
+
+
+def _repeated_param_header(raw: list[tuple[str, str]]) -> bool:
+    names = [key for key, _ in raw if key.startswith("mcp-param-")]
+    return len(names) != len(set(names))
 
 
 def _accepts_json_and_sse(accept: str) -> bool:
