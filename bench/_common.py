@@ -755,7 +755,7 @@ def serve_switched(on_start: Callable[[], None], on_stop: Callable[[], None], ar
     (which writes the record the driver waits for)."""
     signal.signal(signal.SIGUSR1, lambda *_: on_start())
     signal.signal(signal.SIGUSR2, lambda *_: on_stop())
-    from mcp_nexus.cli import app
+    from mcp_nexus.cli.app import app
 
     sys.argv = ["nexus", *argv]
     app()

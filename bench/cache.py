@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from mcp_nexus.config.load import config_from_document  # noqa: E402
-from mcp_nexus.frontends.mcp_server import McpFrontend  # noqa: E402
+from mcp_nexus.frontends.mcp.server import McpFrontend  # noqa: E402
 from mcp_nexus.gateway import Gateway  # noqa: E402
 from support.processes import VENV_BIN, child_env  # noqa: E402
 

@@ -37,9 +37,9 @@ def serve_marked(record_path: str, argv: list[str]) -> None:
     import mcp_types as types
 
     from mcp_nexus import gateway
-    from mcp_nexus.frontends import stdio as stdio_frontend
+    from mcp_nexus.frontends.mcp import stdio as stdio_frontend
     from mcp_nexus.jsonrpc import lines, peer
-    from mcp_nexus.pipeline import metrics, route
+    from mcp_nexus.pipeline.steps import metrics, route
 
     marks: list[Mark] = []
     now = time.perf_counter_ns

@@ -74,7 +74,7 @@ async def in_process(tmp: Path, calls: int) -> dict[str, list[float]]:
     from mcp_nexus.config.load import load_config
     from mcp_nexus.pipeline.call import Caller, ToolCall
     from mcp_nexus.pipeline.chain import Pipeline
-    from mcp_nexus.pipeline.metrics import MetricsStep
+    from mcp_nexus.pipeline.steps.metrics import MetricsStep
     from mcp_nexus.runtime import Runtime, RuntimeOptions
 
     options = RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
@@ -104,7 +104,7 @@ def record_cost(count: int = 200_000) -> float:
     import mcp_types as types
 
     from mcp_nexus.pipeline.call import Caller, ToolCall
-    from mcp_nexus.pipeline.metrics import MetricsStep
+    from mcp_nexus.pipeline.steps.metrics import MetricsStep
 
     step = MetricsStep()
     result = types.CallToolResult(content=[types.TextContent(type="text", text="x")])

@@ -26,9 +26,9 @@ from typing import Any
 import mcp_types as types
 
 from mcp_nexus.pipeline.call import Caller, ToolCall
-from mcp_nexus.pipeline.offload import Offloader
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.result_size import measure
+from mcp_nexus.pipeline.steps.offload import Offloader
 
 
 def payload(megabytes: int) -> str:

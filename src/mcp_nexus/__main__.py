@@ -1,3 +1,3 @@
-from mcp_nexus.cli import app
+from mcp_nexus.cli.app import app
 
 app()

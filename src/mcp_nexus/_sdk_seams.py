@@ -17,7 +17,7 @@ The seams, and why there is no public way:
    session manager keeps (the idle-session metric), and whether one is open, restarting its
    idle countdown (the lean tools/call answers without the SDK's transport, which alone
    would restart it); the manager exposes neither. `http_session_ids`, `close_http_session`: which
-   sessions are open, and closing one now (the session limits of frontends/http_sessions.py
+   sessions are open, and closing one now (the session limits of frontends/mcp/http_sessions.py
    evict the oldest idle session and expire half-open ones); the manager can only refuse new
    sessions at its cap, never close one.
 3. `caller_wants_progress`: whether a downstream request asked for progress. Public

@@ -34,10 +34,10 @@ from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
-from mcp_nexus.pipeline.metrics import MetricsStep
-from mcp_nexus.pipeline.route import RouteStep
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
-from mcp_nexus.pipeline.trace_step import TraceStep
+from mcp_nexus.pipeline.steps.metrics import MetricsStep
+from mcp_nexus.pipeline.steps.route import RouteStep
+from mcp_nexus.pipeline.steps.trace import TraceStep
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.reload_report import ReloadReport, plan_report
 from mcp_nexus.replica_sync import ListChangeFanout

@@ -153,7 +153,7 @@ class Runtime:
         if sock is not None:
             await self._serve_http(sock)
         if options.stdio:
-            from mcp_nexus.frontends.stdio import serve_stdio
+            from mcp_nexus.frontends.mcp.stdio import serve_stdio
 
             self.stdio_task = asyncio.create_task(serve_stdio(gateway), name="stdio-frontend")
             self.stdio_task.add_done_callback(lambda _t: self._stop.set())  # stdin closed: we are done
@@ -206,7 +206,7 @@ class Runtime:
     async def _serve_http(self, sock: socket.socket) -> None:
         import uvicorn
 
-        from mcp_nexus.frontends.http_app import build_http_app
+        from mcp_nexus.frontends.http.app import build_http_app
 
         app, frontend = build_http_app(self.gateway, manage_gateway=False)
 

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from support.gateway import running_gateway
 from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http

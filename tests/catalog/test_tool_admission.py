@@ -18,7 +18,7 @@ from mcp_nexus.catalog.tool_admission import GATEWAY_PREFIX, GATEWAY_TOOL_NAMES
 from mcp_nexus.catalog.tool_listing import CALL_TOOL, FIND_TOOLS
 from mcp_nexus.catalog.tool_names import name_problem, name_warning, printable
 from mcp_nexus.control.task_tools import CANCEL_TASK, LIST_TASKS, RUN_GOAL, TASK_STATUS
-from mcp_nexus.frontends.prometheus_collector import _label
+from mcp_nexus.frontends.metrics.prometheus_collector import _label
 from mcp_nexus.pipeline.sandbox_tool import SANDBOX_TOOL_NAME
 from mcp_nexus.stores.index_sqlite import SqliteIndexStore
 from support.stub_upstream import StubUpstream

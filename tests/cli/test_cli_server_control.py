@@ -16,7 +16,7 @@ import pytest
 
 from cli.serve_process import Served, serving
 from lifecycle.faults import faulty
-from mcp_nexus.cli_options import unknown_name_message
+from mcp_nexus.cli.options import unknown_name_message
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """`nexus --help` and `nexus version` start fast: they import typer and little else.
 
 They once took 2-2.8 s, most of it importing the Xiaozhi bridge and the `mcp` package at the top
-of cli.py. The import check below is the deterministic guard (PYTHONPROFILEIMPORTTIME lists every
+of cli/app.py. The import check below is the deterministic guard (PYTHONPROFILEIMPORTTIME lists every
 module the real `nexus` process imports); the wall-time bound is a generous backstop for a
 loaded machine (the target on an idle one is under 0.3 s).
 """
@@ -17,8 +17,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from mcp_nexus import cli_lazy_coercion
-from mcp_nexus.cli import NexusGroup, app
+from mcp_nexus.cli import lazy_coercion as cli_lazy_coercion
+from mcp_nexus.cli.app import NexusGroup, app
 from support.processes import VENV_BIN, child_env
 
 FAST_COMMANDS = [["--help"], ["-h"], ["version"], ["--version"]]
@@ -79,7 +79,7 @@ def test_version_and_dash_dash_version_print_the_installed_version() -> None:
 
 
 def test_the_root_help_lists_every_group_with_its_own_summary() -> None:
-    """The root help names a lazy group with a summary written in cli.py: it must be the group's own."""
+    """The root help names a lazy group with a summary written in cli/app.py: it must be the group's own."""
     shown = CliRunner().invoke(app, ["--help"])
     assert shown.exit_code == 0, shown.output
     for name, spec in NexusGroup.LAZY.items():

@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
-from mcp_nexus.frontends.mcp_server import McpFrontend
-from mcp_nexus.task_cli import app as task_app
+from mcp_nexus.cli.task import app as task_app
+from mcp_nexus.frontends.mcp.server import McpFrontend
 from support.fake_openai import Reply, error, fake_openai, hold, json_text, request_kind, tool_call
 from support.gateway import running
 from support.processes import VENV_BIN, child_env

@@ -14,7 +14,7 @@ import httpx2
 import psutil
 import pytest
 
-from mcp_nexus.frontends.admin_json import MAX_JSON_DEPTH
+from mcp_nexus.frontends.admin.json_io import MAX_JSON_DEPTH
 from support.processes import VENV_BIN, free_port, running, wait_for_http
 
 CONFIG = {

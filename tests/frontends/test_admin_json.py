@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_nexus.frontends.admin_json import AdminJSONResponse, gateway_error_response, status_of
+from mcp_nexus.frontends.admin.json_io import AdminJSONResponse, gateway_error_response, status_of
 from mcp_nexus.pipeline import errors
 
 

@@ -45,17 +45,17 @@ def before_nexus_answers_ctrl_c(code: int, stderr: str) -> bool:
         return True
     allowed = {
         *(
-            ("cli.py", n)
-            for n in range(1, _line_of(SRC / "cli.py", "from mcp_nexus import cli_interrupt") + 1)
+            ("cli/app.py", n)
+            for n in range(1, _line_of(SRC / "cli" / "app.py", "import interrupt as cli_interrupt") + 1)
         ),
         *(
-            ("cli_interrupt.py", n)
-            for n in range(1, _line_of(SRC / "cli_interrupt.py", "from here on, a Ctrl-C") + 1)
+            ("cli/interrupt.py", n)
+            for n in range(1, _line_of(SRC / "cli" / "interrupt.py", "from here on, a Ctrl-C") + 1)
         ),
     }
-    frames = re.findall(r'File ".*/mcp_nexus/(\w+\.py)", line (\d+)', stderr)
+    frames = re.findall(r'File ".*/mcp_nexus/((?:cli/)?\w+\.py)", line (\d+)', stderr)
     return "KeyboardInterrupt" in stderr and all(
-        name == "__init__.py" or (name, int(line)) in allowed for name, line in frames
+        name.endswith("__init__.py") or (name, int(line)) in allowed for name, line in frames
     )
 
 

@@ -19,9 +19,9 @@ import typer
 from rich.console import Console
 
 from frontends.cli_gateway import cli_gateway, nexus
-from mcp_nexus import cli_interrupt
-from mcp_nexus.cli import app
-from mcp_nexus.cli_table import Column, Listing, escape_piped, print_listing
+from mcp_nexus.cli import interrupt as cli_interrupt
+from mcp_nexus.cli.app import app
+from mcp_nexus.cli.table import Column, Listing, escape_piped, print_listing
 
 
 @pytest.fixture(scope="module")

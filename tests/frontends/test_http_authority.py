@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_nexus.frontends.http_authority import MalformedAuthorityError, parse_authority, parse_origin
+from mcp_nexus.frontends.http.authority import MalformedAuthorityError, parse_authority, parse_origin
 
 LOOPBACK_HOSTS = [
     "localhost",

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_nexus.frontends.security import GuardSettings, HttpGuard
+from mcp_nexus.frontends.http.security import GuardSettings, HttpGuard
 
 
 class Recorder:

@@ -1,6 +1,6 @@
 """A plain 2026-07-28 tools/call skips the SDK's per-request server, on stdio and HTTP, and answers as it would.
 
-Each case sends the same call twice: plain (served by frontends/modern_call.py) and with one
+Each case sends the same call twice: plain (served by frontends/mcp/modern_call.py) and with one
 more `_meta` key (which sends it down the SDK's path), and compares the answers. A spy on
 `ModernToolCall.call` (the real method runs) shows which path each took; every request the
 SDK must judge (a header mismatch, a bad envelope, a refused Accept) still reaches it.
@@ -21,8 +21,8 @@ from mcp_types import HEADER_MISMATCH
 
 from lifecycle.faults import document, faulty
 from mcp_nexus.config.load import config_from_document
-from mcp_nexus.frontends.modern_call import ModernToolCall
-from mcp_nexus.frontends.stdio import StdioServer
+from mcp_nexus.frontends.mcp.modern_call import ModernToolCall
+from mcp_nexus.frontends.mcp.stdio import StdioServer
 from mcp_nexus.runtime import Runtime, RuntimeOptions
 from robustness.http_client import modern_headers, modern_meta
 from support.processes import free_port

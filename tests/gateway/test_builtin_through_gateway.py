@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from support.gateway import running_gateway
 from support.processes import TESTS

@@ -13,7 +13,7 @@ import pytest_asyncio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.upstream.state import UpstreamState

@@ -65,7 +65,7 @@ def test_the_wheel_has_the_dashboard_the_license_and_the_metadata(built_package:
     assert metadata["License-Expression"] == "MIT"
     classifiers = metadata.get_all("Classifier") or []
     assert "Programming Language :: Python :: 3.11" in classifiers and "Typing :: Typed" in classifiers
-    assert "nexus = mcp_nexus.cli:app" in entry_points
+    assert "nexus = mcp_nexus.cli.app:app" in entry_points
 
 
 def test_the_wheel_requires_no_test_tool_outside_the_dev_extra(built_package: BuiltPackage) -> None:

@@ -21,7 +21,7 @@ from lifecycle.faults import document, faulty
 from mcp_nexus import tracing
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import UnknownToolError
-from mcp_nexus.pipeline.trace_step import TraceStep, traced
+from mcp_nexus.pipeline.steps.trace import TraceStep, traced
 from support.gateway import running, running_gateway
 from support.http_server import serving
 from support.trace_peer import create_app

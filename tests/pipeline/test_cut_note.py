@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from mcp_nexus.pipeline.result_size import measure
-from mcp_nexus.pipeline.size_limit import truncate
+from mcp_nexus.pipeline.steps.size_limit import truncate
 
 NOTE = re.compile(
     r"\n\[truncated by Nexus: showing (\d+) of (\d+) bytes; (\d+) bytes cut(; \d+ non-text item\(s\) dropped)?; "

@@ -10,8 +10,8 @@ import pytest
 from starlette.applications import Starlette
 from typer.testing import CliRunner
 
-from mcp_nexus.cache_cli import app as cache_cli
-from mcp_nexus.frontends.admin_cache import cache_routes
+from mcp_nexus.cli.cache import app as cache_cli
+from mcp_nexus.frontends.admin.cache import cache_routes
 from mcp_nexus.pipeline.call import Caller
 from support.gateway import running_gateway
 from support.governance_gateway import document, embedded, stdio, text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mcp import Client
 
-from mcp_nexus.frontends.mcp_server import McpFrontend
+from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.pipeline.call import Caller
 from support.gateway import running_gateway
 from support.governance_gateway import counts, document, embedded, text

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import mcp_types as types
 
-from mcp_nexus.pipeline.offload import OFFLOAD_META_KEY
+from mcp_nexus.pipeline.steps.offload import OFFLOAD_META_KEY
 from support.gateway import running_gateway
 from support.governance_gateway import document
 from support.processes import TESTS

@@ -1,10 +1,10 @@
-"""The redact step's shape rules (pipeline/redaction.py): what each kind must find and must leave alone."""
+"""The redact step's shape rules (pipeline/steps/redaction.py): what each kind must find and must leave alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcp_nexus.pipeline.redaction import KINDS, luhn_valid, redact_text, valid_cn_id
+from mcp_nexus.pipeline.steps.redaction import KINDS, luhn_valid, redact_text, valid_cn_id
 
 FOUND = [
     ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"),

@@ -16,10 +16,8 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
-from mcp_nexus.pipeline.cache import CacheStep
 from mcp_nexus.pipeline.call import Caller, InputRound, ToolCall
 from mcp_nexus.pipeline.chain import Pipeline
-from mcp_nexus.pipeline.classify import ErrorStep
 from mcp_nexus.pipeline.errors import (
     GatewayError,
     InternalError,
@@ -28,16 +26,18 @@ from mcp_nexus.pipeline.errors import (
     UnavailableError,
     UnknownToolError,
 )
-from mcp_nexus.pipeline.metrics import MetricsStep
-from mcp_nexus.pipeline.offload import Offloader, OffloadStep
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.policy import ToolPolicy
-from mcp_nexus.pipeline.ratelimit import RateLimitStep
-from mcp_nexus.pipeline.retry import RetryStep
-from mcp_nexus.pipeline.route import RouteStep
-from mcp_nexus.pipeline.size_limit import SizeLimitStep
-from mcp_nexus.pipeline.timeout import TimeoutStep
-from mcp_nexus.pipeline.validate import ValidateStep
+from mcp_nexus.pipeline.steps.cache import CacheStep
+from mcp_nexus.pipeline.steps.classify import ErrorStep
+from mcp_nexus.pipeline.steps.metrics import MetricsStep
+from mcp_nexus.pipeline.steps.offload import Offloader, OffloadStep
+from mcp_nexus.pipeline.steps.ratelimit import RateLimitStep
+from mcp_nexus.pipeline.steps.retry import RetryStep
+from mcp_nexus.pipeline.steps.route import RouteStep
+from mcp_nexus.pipeline.steps.size_limit import SizeLimitStep
+from mcp_nexus.pipeline.steps.timeout import TimeoutStep
+from mcp_nexus.pipeline.steps.validate import ValidateStep
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import UpstreamUnavailable

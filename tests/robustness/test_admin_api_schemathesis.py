@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from mcp_nexus.frontends.admin_api import openapi_document
+from mcp_nexus.frontends.admin.api import openapi_document
 from support.processes import VENV_BIN, free_port, running, wait_for_http
 
 EXAMPLES_PER_OPERATION = 50

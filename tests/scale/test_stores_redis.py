@@ -15,8 +15,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.cache import StoredResult, decode_stored, encode_stored
 from mcp_nexus.pipeline.call import Caller
+from mcp_nexus.pipeline.steps.cache import StoredResult, decode_stored, encode_stored
 from mcp_nexus.stores.memory_cache import MemoryCacheStore
 from mcp_nexus.stores.redis_cache import RedisCacheStore
 from mcp_nexus.stores.redis_link import RedisLink

@@ -15,7 +15,7 @@ from xiaozhi.stack import text_of
 
 TOKEN_A = "token-aaaa-0123456789-secret-a"
 TOKEN_B = "token-bbbb-0123456789-secret-b"
-RUN_CLI = "from mcp_nexus.bridge_cli import app; app()"
+RUN_CLI = "from mcp_nexus.cli.bridge import app; app()"
 
 
 def cli_env(**extra: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mcp_nexus.cli_table import Column, Listing, print_json, print_line, print_listing, print_note
+from mcp_nexus.cli.table import Column, Listing, print_json, print_line, print_listing, print_note
 from mcp_nexus.config.check_report import CheckReport, build_report
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config

@@ -46,7 +46,7 @@ class Caller:
     sees: Callable[[str], str | None] | None = None
     # A fingerprint (never the secret) of the caller's own upstream credentials the call carries
     # (passed-through headers, a per-user token); None when the gateway calls with its own.
-    # Cached results of such calls are kept per caller (pipeline/cache.py).
+    # Cached results of such calls are kept per caller (pipeline/steps/cache.py).
     own_credentials: str | None = None
 
     @property

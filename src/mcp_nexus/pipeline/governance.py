@@ -3,7 +3,7 @@
     tools:    metrics -> errors -> size limit -> cache -> validate -> rate limit -> offload -> retry -> timeout -> route
     requests: metrics -> errors -> timeout -> route          (resources/read, prompts/get, completion/complete)
 
-Each step is registered like a plugin's (pipeline/builtin_steps.py, pyproject.toml's
+Each step is registered like a plugin's (pipeline/steps/builtin.py, pyproject.toml's
 `mcp_nexus.steps`); an installed plugin's step, and the built-in `redact` when a config turns it
 on, take the place they declare (plugins/step_order.py, docs/PLUGINS.md).
 
@@ -33,16 +33,16 @@ from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.events import ServerStateChanged
-from mcp_nexus.pipeline.cache import CacheStep, decode_stored, encode_stored
 from mcp_nexus.pipeline.call import Middleware
-from mcp_nexus.pipeline.offload import Offloader
 from mcp_nexus.pipeline.offload_folder import OffloadFolder, default_offload_dir
 from mcp_nexus.pipeline.policy import PolicyResolver
-from mcp_nexus.pipeline.ratelimit import RateLimitStep
-from mcp_nexus.pipeline.retry import RetryStep
 from mcp_nexus.pipeline.sandbox_tool import sandbox_tool
-from mcp_nexus.pipeline.size_limit import SizeLimitStep
 from mcp_nexus.pipeline.step_context import StepContext
+from mcp_nexus.pipeline.steps.cache import CacheStep, decode_stored, encode_stored
+from mcp_nexus.pipeline.steps.offload import Offloader
+from mcp_nexus.pipeline.steps.ratelimit import RateLimitStep
+from mcp_nexus.pipeline.steps.retry import RetryStep
+from mcp_nexus.pipeline.steps.size_limit import SizeLimitStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.plugins.registry import registry
 from mcp_nexus.plugins.step_order import order_steps

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp_nexus.catalog.catalog import Catalog
     from mcp_nexus.config.schema import NexusConfig
-    from mcp_nexus.pipeline.offload import Offloader
     from mcp_nexus.pipeline.policy import PolicyResolver
+    from mcp_nexus.pipeline.steps.offload import Offloader
     from mcp_nexus.stores.cache_store import CacheStore
     from mcp_nexus.stores.shared import Stores
     from mcp_nexus.upstream.upstream import Upstream

@@ -9,7 +9,7 @@ from pathlib import Path
 from cortex_support import NEXUS, child_env
 from typer.testing import CliRunner
 
-from mcp_nexus.cli import app
+from mcp_nexus.cli.app import app
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Any
 
 from mcp_nexus.pipeline.call_stats import CallStats
-from mcp_nexus.pipeline.metrics import MetricsStep
+from mcp_nexus.pipeline.steps.metrics import MetricsStep
 
 DEFAULT_INTERVAL = 5.0
 DEFAULT_POINTS = 120  # ten minutes at 5 s

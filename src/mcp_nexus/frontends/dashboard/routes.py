@@ -34,19 +34,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from mcp_nexus.events import ServerStateChanged
-from mcp_nexus.frontends.admin_api import frontend_status, server_status
-from mcp_nexus.frontends.admin_json import AdminJSONResponse
-from mcp_nexus.frontends.admin_offload import api_caller
+from mcp_nexus.frontends.admin.api import frontend_status, server_status
+from mcp_nexus.frontends.admin.json_io import AdminJSONResponse
+from mcp_nexus.frontends.admin.offload import api_caller
 from mcp_nexus.frontends.dashboard.events import EventHub
 from mcp_nexus.frontends.dashboard.history import MetricsHistory
-from mcp_nexus.frontends.metrics_snapshot import MetricsReader
-from mcp_nexus.frontends.session_cookie import (
+from mcp_nexus.frontends.http.session_cookie import (
     COOKIE_NAME,
     LoginSessions,
     LoginThrottle,
     clearing_cookie_header,
     cookie_header,
 )
+from mcp_nexus.frontends.metrics.snapshot import MetricsReader
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.policy import is_read_only
 from mcp_nexus.pipeline.recent_calls import CallRecord, record_dict

@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__
-from mcp_nexus.frontends.first_list import settle_first_list
+from mcp_nexus.frontends.mcp.first_list import settle_first_list
 from mcp_nexus.frontends.tool_call_entry import call_params, call_tool_final, client_caller
 from mcp_nexus.frontends.xiaozhi.results import error_result, flatten
 from mcp_nexus.frontends.xiaozhi.tool_view import ToolView, UnknownCursorError

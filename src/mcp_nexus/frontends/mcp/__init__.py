@@ -1,0 +1,1 @@
+"""frontends/mcp"""

@@ -1,0 +1,266 @@
+"""The last step: send the call to the best candidate server, falling back by priority.
+
+One rule for every method (tools/call, resources/read, prompts/get, completion/complete):
+a candidate is skipped when it is not ready, its transport fails or it times out; an
+answer from the server itself, even an error or `isError`, is final (it is that server's
+own verdict). Only where no server claimed the request (a resource URI nobody lists)
+is every server with resources asked in turn, and there "not found" passes it on.
+
+A name nobody offers gets -32602 with the closest known names; a name whose server is
+down gets -32003 naming the server and its state; a name whose server is still
+connecting waits for it, up to the call's timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from rapidfuzz import process
+
+from mcp_nexus.catalog.catalog import Catalog, CatalogTool
+from mcp_nexus.pipeline.call import ToolCall
+from mcp_nexus.pipeline.errors import (
+    GatewayError,
+    NotFoundError,
+    PermissionDeniedError,
+    ToolTimeoutError,
+    UnavailableError,
+    UnknownToolError,
+)
+from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
+from mcp_nexus.pipeline.steps.trace import traced
+from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.upstream import CallerEra, Upstream, UpstreamUnavailable
+
+logger = logging.getLogger(__name__)
+
+SERVER_META_KEY = "nexus/server"
+_PASS_ON_CODES = (types.METHOD_NOT_FOUND, types.INVALID_PARAMS, -32002)  # "not mine" from a broadcast
+
+
+class RouteStep:
+    def __init__(self, catalog: Catalog, answer_input: Callable[[ToolCall], InputAnswerer | None]) -> None:
+        self.catalog = catalog
+        self.answer_input = answer_input  # how a caller that cannot take input requests gets them answered
+
+    async def __call__(self, call: ToolCall) -> Any:
+        if call.method == "tools/call":
+            return await self._tool(call)
+        if call.method == "resources/read":
+            candidates = self.catalog.resource_candidates(call.name)
+            broadcast = not candidates
+            upstreams = candidates or self.catalog.upstreams_with_resources()
+            if not upstreams:
+                raise NotFoundError(f"Resource not found: {call.name}", data={"uri": call.name})
+            return await self._try_each(call, [(u, call.name) for u in upstreams], broadcast, self._read)
+        if call.method == "prompts/get":
+            routes = self.catalog.prompts.get(call.name)
+            if not routes:
+                raise NotFoundError(f"Unknown prompt: {call.name}", data={"prompt": call.name})
+            return await self._try_each(
+                call, [(r.upstream, r.prompt.name) for r in routes], False, self._prompt
+            )
+        return await self._complete(call)
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def _tool(self, call: ToolCall) -> Any:
+        entry = self.catalog.tools.get(call.name)
+        if entry is None:
+            entry = await self._await_connecting(call)
+        if entry.tool.output_schema is not None:
+            call.declares_output_schema = True
+        if entry.local is not None:
+            call.server = "nexus"
+            if entry.local.progress_handler is not None:
+                return await entry.local.progress_handler(call.arguments, call.caller, call.progress)
+            return await entry.local.handler(call.arguments, call.caller)
+        pairs = [(route.upstream, route.tool.name) for route in entry.candidates]
+        return await self._try_each(call, pairs, False, self._call_tool)
+
+    async def _await_connecting(self, call: ToolCall) -> CatalogTool:
+        """An unknown name: wait for a server still connecting that may offer it, else say why not."""
+        timeout = call.timeout if call.timeout is not None else DEFAULT_TIMEOUT
+        entry = await self.catalog.wait_for_tool(call.name, timeout)
+        if entry is not None:
+            return entry
+        held = self.catalog.quarantined(call.name)
+        if held is not None:  # held by the integrity check (catalog/tool_integrity.py): say why
+            raise PermissionDeniedError(
+                held.message, data={"server": held.server, "tool": call.name, "changed": held.changed}
+            )
+        owner = self.catalog.offline_owner(call.name)
+        if owner is not None:
+            raise _unavailable(call.name, owner)
+        close = [match for match, _score, _i in process.extract(call.name, list(self.catalog.tools), limit=3)]
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise UnknownToolError(
+            f"Unknown tool: {call.name}{hint}", data={"tool": call.name, "suggestions": close}
+        )
+
+    async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
+        caller = call.caller
+        result = await upstream.call_tool(
+            original,
+            call.arguments,
+            era=CallerEra(modern=caller.modern, back_channel=caller.back_channel),
+            progress=call.progress,
+            timeout=timeout,
+            meta=call.meta,
+            capabilities=caller.capabilities,
+            round_=call.round,
+            answer_input=self.answer_input(call),
+        )
+        return _with_server_meta(result, upstream.name)
+
+    # -- resources, prompts, completions ------------------------------------------------------
+
+    async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
+        session = await upstream.session_for(CallerEra(call.caller.modern, call.caller.back_channel))
+        return await session.read_resource(
+            uri,
+            timeout=timeout,
+            capabilities=call.caller.capabilities if call.caller.modern else None,
+            round_=call.round,
+            answer_input=None if call.caller.modern else self.answer_input(call),
+        )
+
+    async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
+        session = await upstream.session_for(CallerEra(call.caller.modern, call.caller.back_channel))
+        return await session.get_prompt(
+            original,
+            call.arguments or None,
+            timeout=timeout,
+            capabilities=call.caller.capabilities if call.caller.modern else None,
+            round_=call.round,
+            answer_input=None if call.caller.modern else self.answer_input(call),
+        )
+
+    async def _complete(self, call: ToolCall) -> Any:
+        ref = call.arguments["ref"]
+        if isinstance(ref, types.PromptReference):
+            routes = self.catalog.prompts.get(ref.name) or []
+            pairs: list[tuple[Upstream, Any]] = [
+                (r.upstream, ref.model_copy(update={"name": r.prompt.name})) for r in routes
+            ]
+        else:
+            pairs = [(r.upstream, ref) for r in self.catalog.templates if r.template.uri_template == ref.uri]
+        pairs = [
+            (u, target) for u, target in pairs if u.capabilities is not None and u.capabilities.completions
+        ]
+        if not pairs:
+            return types.CompleteResult(completion=types.Completion(values=[]))
+
+        async def complete(call: ToolCall, upstream: Upstream, target: Any, timeout: float) -> Any:
+            session = upstream.session()
+            return await session.complete(
+                target, call.arguments["argument"], call.arguments.get("context"), timeout=timeout
+            )
+
+        return await self._try_each(call, pairs, False, complete)
+
+    # -- the one fallback rule -------------------------------------------------------------------
+
+    async def _try_each(
+        self,
+        call: ToolCall,
+        candidates: list[tuple[Upstream, Any]],
+        broadcast: bool,
+        send: Callable[[ToolCall, Upstream, Any, float], Awaitable[Any]],
+    ) -> Any:
+        last_error: Exception | None = None
+        send = traced(send)  # a CLIENT span per attempt when tracing is on; `send` itself when off
+        for upstream, target in candidates:
+            call.servers_tried.append(upstream.name)
+            if not upstream.is_ready:
+                last_error = _unavailable(call.name, upstream)
+                continue
+            timeout = (
+                call.candidate_timeouts.get(upstream.name) or call.timeout or upstream.config.timeouts.call
+            )
+            tracked = call.caller.peer is not None
+            if tracked:
+                upstream.active_callers.append(call.caller)
+            try:
+                result = await send(call, upstream, target, timeout)
+            except MCPError as exc:
+                code = exc.error.code
+                if code == types.CONNECTION_CLOSED:
+                    last_error = UpstreamUnavailable(
+                        exc.error.message or f"server {upstream.name!r} closed the connection"
+                    )
+                    continue
+                if code == types.REQUEST_TIMEOUT:
+                    last_error = ToolTimeoutError(
+                        f"{_what(call)} did not answer within {timeout:g} s on server {upstream.name!r};"
+                        " the call was cancelled",
+                        data={"server": upstream.name, _key(call): call.name, "timeout": timeout},
+                    )
+                    logger.info("%s: server %s timed out, trying the next", call.name, upstream.name)
+                    continue
+                if broadcast and code in _PASS_ON_CODES:
+                    last_error = exc
+                    continue
+                raise  # the server's own answer
+            except (UpstreamUnavailable, ConnectionError, OSError, TimeoutError) as exc:
+                last_error = exc
+                logger.info("%s: server %s failed (%s), trying the next", call.name, upstream.name, exc)
+                continue
+            finally:
+                if tracked:
+                    _remove_last(upstream.active_callers, call.caller)
+            call.server = upstream.name
+            return result
+        if isinstance(last_error, MCPError):
+            raise last_error
+        if isinstance(last_error, GatewayError):
+            last_error.data["servers_tried"] = list(call.servers_tried)
+            raise last_error
+        raise UnavailableError(
+            f"no server could answer {call.name}: {last_error} (tried {', '.join(call.servers_tried)})",
+            data={"servers_tried": list(call.servers_tried), _key(call): call.name},
+        )
+
+
+def _unavailable(name: str, upstream: Upstream) -> UnavailableError:
+    """-32003 for a server that cannot answer now: its state, why, and when it is tried again."""
+    reason = f" ({upstream.last_error})" if upstream.last_error else ""
+    retry = upstream.next_attempt_at
+    when = (
+        f"; it will be tried again in {max(0.0, retry - time.monotonic()):.1f} s" if retry is not None else ""
+    )
+    return UnavailableError(
+        f"server {upstream.name!r} of {name} is {upstream.state}{reason}{when}",
+        data={"server": upstream.name, "state": str(upstream.state), "tool": name},
+    )
+
+
+def _what(call: ToolCall) -> str:
+    return {"tools/call": "tool", "resources/read": "resource", "prompts/get": "prompt"}.get(
+        call.method, "completion for"
+    ) + f" {call.name}"
+
+
+def _key(call: ToolCall) -> str:
+    return {"tools/call": "tool", "resources/read": "uri", "prompts/get": "prompt"}.get(call.method, "ref")
+
+
+def _remove_last(items: list[Any], value: Any) -> None:
+    for index in range(len(items) - 1, -1, -1):
+        if items[index] is value:
+            del items[index]
+            return
+
+
+def _with_server_meta(result: Any, server: str) -> Any:
+    meta = dict(result.meta or {})
+    # The upstream's identity stamp would contradict ours: the SDK stamps Nexus's own serverInfo.
+    meta.pop("io.modelcontextprotocol/serverInfo", None)
+    meta[SERVER_META_KEY] = server
+    result.meta = meta
+    return result
