@@ -1,4 +1,4 @@
-"""admin_json.py in-process: the error-to-status table and the response encoder."""
+"""frontends/admin/json_io.py in-process: the error-to-status table and the response encoder."""
 
 from __future__ import annotations
 

@@ -7,12 +7,12 @@
     POST /api/tools/{name}/call               {"arguments": {...}} -> the result, through the pipeline
     POST /api/reload                          re-read the config file and apply the diff
     GET  /api/openapi.json                    this API as an OpenAPI 3.1 document
-(the cache routes, POST /api/cache/clear and GET /api/cache, come from admin_cache.py; the task
-routes, /api/tasks..., from admin_tasks.py; an offloaded result, GET /api/offload/{file}, from
-admin_offload.py (to its owner only); the tool index routes under /api/index from admin_index.py)
+(the cache routes, POST /api/cache/clear and GET /api/cache, come from cache.py; the task
+routes, /api/tasks..., from tasks.py; an offloaded result, GET /api/offload/{file}, from
+offload.py (to its owner only); the tool index routes under /api/index from index.py)
 
 Every answer is JSON through AdminJSONResponse; every error is {"error": "..."} with a status
-from one table (admin_json.py). Bodies are capped by the guard (gateway.request_max_bytes).
+from one table (json_io.py). Bodies are capped by the guard (gateway.request_max_bytes).
 """
 
 from __future__ import annotations

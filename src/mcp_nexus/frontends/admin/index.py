@@ -208,7 +208,7 @@ STATUS_SCHEMA: dict[str, Any] = {
 def index_openapi_paths(
     json_response: Any, guarded: Any, error: dict[str, Any], json_body: Any
 ) -> dict[str, Any]:
-    """The index operations for the admin API's OpenAPI document (helpers passed in from admin_api.py)."""
+    """The index operations for the admin API's OpenAPI document (helpers passed in from api.py)."""
     name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
     listing = {
         "type": "object",

@@ -1,4 +1,4 @@
-"""Who an admin API caller is, and its offloaded results served back to it; mounted from admin_api.py.
+"""Who an admin API caller is, and its offloaded results served back to it; mounted from api.py.
 
     GET /api/offload/{file}   an offloaded result (tool_output_<hex>.json) as text, to its owner only
 
@@ -77,7 +77,7 @@ def offload_routes(gateway: Gateway) -> list[Route]:
 
 
 def offload_openapi_paths(guarded: Any, json_response: Any, error: dict[str, Any]) -> dict[str, Any]:
-    """The offload operation for the admin API's OpenAPI document (helpers passed in from admin_api.py)."""
+    """The offload operation for the admin API's OpenAPI document (helpers passed in from api.py)."""
     return {
         "/api/offload/{file}": {
             "get": {

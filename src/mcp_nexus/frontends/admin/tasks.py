@@ -1,4 +1,4 @@
-"""Admin endpoints of the control plane's tasks; mounted from admin_api.py behind the same guard.
+"""Admin endpoints of the control plane's tasks; mounted from api.py behind the same guard.
 
     GET  /api/tasks                 newest tasks first (?status=running&limit=20)
     GET  /api/tasks/{id}            one task: plan, steps, result (?details=1: LLM exchanges too)

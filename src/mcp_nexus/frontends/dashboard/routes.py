@@ -7,9 +7,9 @@
     GET  /ui/static/...      the page's CSS, JS and icon (shipped in the package; no data, no CDN)
     GET  /api/events         server-sent events: servers (on every state change), call (each call), resync
     GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history
-(the Tasks page reads `GET /api/tasks` of admin_tasks.py, the control plane's tasks, only when
+(the Tasks page reads `GET /api/tasks` of admin/tasks.py, the control plane's tasks, only when
 /api/dashboard says the control plane is on; the call log opens offloaded results through
-`GET /api/offload/{file}` of admin_offload.py, to their owner only)
+`GET /api/offload/{file}` of admin/offload.py, to their owner only)
 
 Everything but /login and the static files sits behind the admin API's guard (token, Host,
 Origin). Server actions, reload and "try it" use the admin API itself (`/api/servers/...`,
@@ -164,7 +164,7 @@ class Dashboard:
             "history": self.history.as_dict(),
             "calls": gateway.metrics.recent.snapshot(200),
             "control": control is not None,
-            # the call log offers "open" on offloaded results this viewer owns (admin_offload.py)
+            # the call log offers "open" on offloaded results this viewer owns (admin/offload.py)
             "viewer": viewer,
             "reloadable": gateway.config_source is not None,
             "token_required": gateway.config.gateway.token is not None,
