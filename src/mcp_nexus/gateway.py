@@ -53,7 +53,7 @@ EMBEDDED_START_WAIT_S = 2.0
 class Gateway:
     """Upstreams, catalog, governance and pipelines of one configuration, and the operations frontends use."""
 
-    def __init__(self, config: NexusConfig, *, extra_steps: list[Middleware] | None = None) -> None:
+    def __init__(self, config: NexusConfig) -> None:
         self.config = config
         self.catalog = Catalog(separator=config.gateway.name_separator)
         self.relay = CallerRelay()
@@ -121,7 +121,7 @@ class Gateway:
             measured.insert(0, TraceStep(tracer))
         route = RouteStep(self.catalog, input_answerer)
         self.pipeline = Pipeline(
-            [*measured, *self.governance.tool_steps, *(extra_steps or [])], route, self.governance.policies
+            [*measured, *self.governance.tool_steps], route, self.governance.policies
         )
         self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
