@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_nexus.config.check import render
+from mcp_nexus.cli.config_check import render
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import load_config
 from mcp_nexus.config.secrets import SecretRedactor

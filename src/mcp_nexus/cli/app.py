@@ -646,6 +646,6 @@ def config_check(
 
     Exit status: 0 fine; 1 problems a server would trip on at start (a command not found); 2 invalid.
     """
-    from mcp_nexus.config.check import check_command
+    from mcp_nexus.cli.config_check import check_command
 
     raise typer.Exit(check_command(path, show_secrets=show_secrets, full=full, as_json=as_json))
