@@ -79,6 +79,9 @@ class Gateway:
         self._started = False
         # Where shared state lives (stores:), chosen once: memory, or Redis shared by replicas.
         self.stores = Stores(config.stores)
+        # Tool pins in the data folder, or in Redis shared by every replica (stores.pins): a pin or
+        # an approval another replica wrote judges this replica's tools again.
+        self.catalog.integrity.store = self.stores.tool_pins(on_change=self._on_pins_changed)
         self.governance = Governance.build(
             config, self.catalog, lambda: self.config, self.upstreams, self.stores
         )
@@ -251,6 +254,10 @@ class Gateway:
     def _on_server_state(self, event: ServerStateChanged) -> None:
         if self._started:
             # At once: a caller waiting for this server to become READY looks its tools up next.
+            self._rebuild()
+
+    def _on_pins_changed(self) -> None:
+        if self._started:
             self._rebuild()
 
     def _on_server_list(self, event: ServerListRead) -> None:

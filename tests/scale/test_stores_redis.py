@@ -185,7 +185,9 @@ async def test_memory_is_the_default_and_needs_no_redis(tmp_path: Path) -> None:
     }
     async with running_gateway(doc) as gw:
         status = await gw.stores.status()
-        assert status["kinds"] == {kind: "memory" for kind in ("cache", "limits", "events", "index", "tasks")}
+        assert status["kinds"] == {
+            kind: "memory" for kind in ("cache", "limits", "events", "index", "tasks", "pins")
+        }
         assert status["redis"] == [] and status["degraded"] is False
         assert not gw.governance.cache.store.shared
 

@@ -13,7 +13,9 @@ The catalog hands every server's admitted tools here at each rebuild (catalog.py
 `integrity: off` skips all of it; built-in servers (Nexus's own code) are never held. An
 operator approves a held tool (`nexus tools approve`, the admin API, the dashboard): its
 current definition becomes the pin. Held definitions are remembered in the pin file by
-digest, so a rename after a restart is still caught.
+digest, so a rename after a restart is still caught. With `stores.pins` on Redis the pins
+and held digests are those of every replica (stores/redis_pins.py): what one replica pinned
+is what another compares against, and an approval on one releases the tool on all.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from mcp_nexus.catalog.description_scan import Finding, scan
 from mcp_nexus.catalog.tool_admission import is_builtin
 from mcp_nexus.catalog.tool_definition import changed_fields, definition, digest
 from mcp_nexus.catalog.tool_names import printable
-from mcp_nexus.catalog.tool_pins import PinStore, server_identity
+from mcp_nexus.catalog.tool_pins import PinKeeper, PinStore, server_identity
 from mcp_nexus.upstream.upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -110,7 +112,7 @@ class _Seen:
 class ToolIntegrity:
     """Pins, holds and findings of one gateway (one per catalog)."""
 
-    def __init__(self, store: PinStore | None = None) -> None:
+    def __init__(self, store: PinKeeper | None = None) -> None:
         self._store = store
         self.holds: dict[tuple[str, str], Hold] = {}  # (server, tool) -> why it is held or flagged
         self._by_exposed: dict[str, Hold] = {}  # exposed name -> a quarantined tool's hold
@@ -121,10 +123,15 @@ class ToolIntegrity:
         self.flags_total: Counter[str] = Counter()  # findings by kind, each definition counted once
 
     @property
-    def store(self) -> PinStore:
+    def store(self) -> PinKeeper:
         if self._store is None:  # the default file, opened on first use (no I/O for gateways without tools)
             self._store = PinStore()
         return self._store
+
+    @store.setter
+    def store(self, store: PinKeeper) -> None:
+        """Where pins live (the gateway sets the one `stores.pins` chooses, before its first rebuild)."""
+        self._store = store
 
     # -- judging ------------------------------------------------------------------------------
 

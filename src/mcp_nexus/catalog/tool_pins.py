@@ -12,6 +12,9 @@ Bounded: at most `max_pins` pins (the least recently seen go first) and definiti
 `MAX_DEFINITION_CHARS` are kept by digest only. Every write replaces the file in one rename
 (a crash leaves the old file or the new one) after merging in what another process wrote
 since it was read, so two gateways sharing a data folder lose nothing of each other's.
+
+`PinKeeper` is what tool_integrity.py needs of a store: this file, or the pins shared by
+replicas through Redis (stores/redis_pins.py), which keeps this file as its local copy.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_nexus.catalog.tool_definition import canonical, digest
 from mcp_nexus.config.schema import ServerConfig
@@ -90,11 +93,39 @@ class Pin:
         )
 
 
+class PinKeeper(Protocol):
+    """Where tool integrity keeps pins and held definitions (PinStore, or shared: stores/redis_pins.py)."""
+
+    @property
+    def held(self) -> dict[str, dict[str, Any]]:
+        """Digests of definitions held in quarantine -> {"server", "tool", "since"}."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the pins are, for people (a path, or a Redis URL and key)."""
+        ...
+
+    def get(self, server: str, identity: str, tool: str) -> Pin | None: ...
+
+    def pins(self) -> list[Pin]: ...
+
+    def pin(
+        self, server: str, identity: str, tool: str, definition: dict[str, Any], *, approved: bool = False
+    ) -> Pin: ...
+
+    def remember_held(self, found: str, server: str, tool: str) -> None: ...
+
+    def forget_held(self, found: str) -> None: ...
+
+    def flush(self) -> None: ...
+
+
 class PinStore:
     """The pins of one data folder, read once and written after each change."""
 
     def __init__(self, path: Path | None = None, *, max_pins: int = DEFAULT_MAX_PINS) -> None:
-        self.path = path if path is not None else default_pins_path()
+        self._path = path  # the default is looked up on first use: no I/O for gateways without tools
         self.max_pins = max_pins
         self._pins: dict[tuple[str, str, str], Pin] | None = None
         # Digests of definitions held in quarantine -> {"server", "tool", "since"}: a rename after a
@@ -104,6 +135,16 @@ class PinStore:
         self._dirty: set[tuple[str, str, str]] = set()
         self._held_dirty = False
         self.writes = 0
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = default_pins_path()
+        return self._path
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def _loaded(self) -> dict[tuple[str, str, str], Pin]:
         if self._pins is None:
@@ -152,23 +193,32 @@ class PinStore:
         now = time.time()
         kept = definition if len(canonical(definition)) <= MAX_DEFINITION_CHARS else None
         pin = Pin(server, identity, tool, digest(definition), kept, now, now, approved)
-        self._loaded()[pin.key] = pin
-        self._dirty.add(pin.key)
+        self.put(pin)
         return pin
 
+    def put(self, pin: Pin) -> None:
+        """Keep `pin` as it is (one another replica wrote): saved at the next flush."""
+        self._loaded()[pin.key] = pin
+        self._dirty.add(pin.key)
+
     def remember_held(self, found: str, server: str, tool: str) -> None:
-        self._loaded()
-        if found in self.held:
-            return
-        self.held[found] = {"server": server, "tool": tool, "since": time.time()}
+        if found not in self._loaded_held():
+            self.put_held(found, {"server": server, "tool": tool, "since": time.time()})
+
+    def put_held(self, found: str, record: dict[str, Any]) -> None:
+        """Remember a held definition with its record as given (its `since` kept)."""
+        self._loaded_held()[found] = record
         while len(self.held) > MAX_HELD:
             del self.held[next(iter(self.held))]  # the oldest first (dicts keep insertion order)
         self._held_dirty = True
 
     def forget_held(self, found: str) -> None:
-        self._loaded()
-        if self.held.pop(found, None) is not None:
+        if self._loaded_held().pop(found, None) is not None:
             self._held_dirty = True
+
+    def _loaded_held(self) -> dict[str, dict[str, Any]]:
+        self._loaded()
+        return self.held
 
     def flush(self) -> None:
         """Write the pins changed since the last flush (nothing to do when none changed)."""

@@ -9,7 +9,8 @@ Each kind is chosen once, at start (a reload does not move state between stores)
 `cache` (tool results), `limits` (rate-limit windows), `events` (list_changed between
 replicas), `index` (the tool-index snapshot; "memory" keeps the local file of
 `gateway.index.path`), `tasks` (the control plane's task queue; "memory" keeps the local
-sqlite file of `control.queue_path`). A new kind is one field here and one branch in
+sqlite file of `control.queue_path`), `pins` (tool-integrity pins and approvals; "memory"
+keeps the pin file of the data folder). A new kind is one field here and one branch in
 `stores/shared.py`.
 """
 
@@ -21,13 +22,14 @@ from pydantic import Field, field_validator
 
 from mcp_nexus.config.schema_base import Strict
 
-StoreKind = Literal["cache", "limits", "events", "index", "tasks"]
+StoreKind = Literal["cache", "limits", "events", "index", "tasks", "pins"]
 KINDS: tuple[StoreKind, ...] = (
     "cache",
     "limits",
     "events",
     "index",
     "tasks",
+    "pins",
 )  # a new kind: here, a field below, stores/shared.py
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -52,6 +54,10 @@ class StoresSettings(Strict):
     )
     tasks: str | None = Field(
         default=None, description="control-plane task queue; None = `default`; memory = control.queue_path"
+    )
+    pins: str | None = Field(
+        default=None,
+        description="tool-integrity pins and approvals; None = `default`; memory = the data folder's pin file",
     )
     key_prefix: str = Field(
         default="nexus", min_length=1, description="prefix of every Redis key and channel"

@@ -2,8 +2,9 @@
 
 One object per kind, each behind its interface: the result cache (`CacheStore`), the
 rate-limit windows (the `limits` limiter's calls), events between replicas (`EventBus`), the
-tool-index snapshot (`IndexStore`) and the control plane's task queue (`TaskQueue`, chosen by
-control/task_queues.py from `link("tasks")`: stores/ knows nothing of the control plane).
+tool-index snapshot (`IndexStore`), tool-integrity pins (`PinKeeper`) and the control plane's
+task queue (`TaskQueue`, chosen by control/task_queues.py from `link("tasks")`: stores/ knows
+nothing of the control plane).
 Kinds on the same Redis URL share one `RedisLink`, so they go down and come back together.
 A new kind is one method here choosing between its local and Redis implementations by
 `settings.url_for(kind)`.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_nexus.catalog.index_store import IndexStore
+from mcp_nexus.catalog.tool_pins import PinKeeper, PinStore
 from mcp_nexus.config.stores import KINDS, StoreKind, StoresSettings
 from mcp_nexus.stores.cache_store import CacheStore
 from mcp_nexus.stores.events import EventBus, LocalEventBus
@@ -28,6 +30,7 @@ from mcp_nexus.stores.rate_windows import SharedRateLimiter, memory_limiter
 from mcp_nexus.stores.redis_cache import RedisCacheStore
 from mcp_nexus.stores.redis_events import RedisEventBus
 from mcp_nexus.stores.redis_link import RedisLink
+from mcp_nexus.stores.redis_pins import SharedPinStore
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class Stores:
         self.links: dict[str, RedisLink] = {}
         self._cache: CacheStore | None = None
         self._events: EventBus | None = None
+        self._pins: SharedPinStore | None = None
         # Status of kinds whose store lives in a higher layer (the task queue): name -> reader.
         self._status_parts: dict[str, Callable[[], dict[str, Any]]] = {}
 
@@ -102,6 +106,17 @@ class Stores:
         link = self.link("index")
         return open_index_store(path) if link is None else RedisIndexStore(link, prefix=self.prefix)
 
+    def tool_pins(self, on_change: Callable[[], None]) -> PinKeeper:
+        """Where tool integrity keeps its pins: the data folder's file, or Redis shared by every
+        replica (with that file as its local copy); `on_change` hears another replica's changes."""
+        link = self.link("pins")
+        if link is None:
+            return PinStore()
+        self._pins = SharedPinStore(
+            link, prefix=self.prefix, local=PinStore(), bus=self.events(), on_change=on_change
+        )
+        return self._pins
+
     def add_status(self, name: str, part: Callable[[], dict[str, Any]]) -> None:
         """Show `part()` under `name` in /api/stores (for a store built outside this package)."""
         self._status_parts[name] = part
@@ -136,12 +151,18 @@ class Stores:
             status[name] = part()
         if isinstance(self._events, RedisEventBus):
             status["events"] = {"subscribed": self._events.subscribed, "received": self._events.received}
+        if self._pins is not None:
+            status["pins"] = self._pins.status()
         return status
 
     async def start(self) -> None:
         await self.events().start()
+        if self._pins is not None:  # read before the first tools are judged
+            await self._pins.start()
 
     async def close(self) -> None:
+        if self._pins is not None:
+            await self._pins.close()
         if self._events is not None:
             await self._events.close()
         for link in self.links.values():

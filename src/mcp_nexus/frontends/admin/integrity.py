@@ -35,7 +35,7 @@ def integrity_status(gateway: Gateway) -> dict[str, Any]:
         "quarantined": sum(1 for hold in holds if hold.quarantined),
         "flags_total": dict(sorted(integrity.flags_total.items())),
         "pins": len(integrity.store.pins()),
-        "path": str(integrity.store.path),
+        "path": integrity.store.location,
     }
 
 
