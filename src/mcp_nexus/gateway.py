@@ -18,6 +18,7 @@ from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
+from mcp_nexus.chains.serving import ChainTools, chain_context
 from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
@@ -113,6 +114,17 @@ class Gateway:
         )
         self._serve_search_tools(config)
         self.events.subscribe(ConfigApplied, lambda event: self._serve_search_tools(event.new))
+        # The config's chains (docs/CHAINS.md): composite tools served beside the gateway's own,
+        # each inner call through this pipeline as the chain's caller.
+        self.chains = ChainTools(
+            self.catalog.local_tools,
+            chain_context(
+                self.catalog,
+                lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
+                self.governance.offloader,
+            ),
+        )
+        self.chains.serve(config.chains)
         self.metrics = MetricsStep(config.gateway.metrics_window)
         self.events.subscribe(
             ConfigApplied, lambda event: self.metrics.resize(event.new.gateway.metrics_window)
@@ -219,6 +231,7 @@ class Gateway:
             self.catalog.separator = new.gateway.name_separator
 
             await self.servers.apply(diff, report, new)
+            report.chains = self.chains.serve(new.chains)
             self._rebuild()
             # Each subscriber's failure is its own (EventBus): it cannot undo the reload for the others.
             self.events.publish(ConfigApplied(old, new))

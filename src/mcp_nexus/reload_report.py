@@ -19,6 +19,7 @@ class ReloadReport:
     disabled: list[str] = field(default_factory=list)
     gateway_fields: list[str] = field(default_factory=list)
     needs_process_restart: list[str] = field(default_factory=list)  # host, port, token, ...
+    chains: list[str] = field(default_factory=list)  # chains added, changed or removed
 
     def summary(self) -> str:
         parts = [
@@ -31,6 +32,7 @@ class ReloadReport:
                 ("enabled", self.enabled),
                 ("disabled", self.disabled),
                 ("gateway settings", self.gateway_fields),
+                ("chains", self.chains),
             )
             if names
         ]

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
+from mcp_nexus.config.chains import ChainConfig, check_chains
 from mcp_nexus.config.control import ControlSettings, LLMSettings
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
@@ -470,6 +471,8 @@ class NexusConfig(_Strict):
     # The control plane (config/control.py): built only when llm.base_url or control.enabled is set.
     llm: LLMSettings = Field(default_factory=LLMSettings)
     control: ControlSettings = Field(default_factory=ControlSettings)
+    # Composite tools the operator writes (config/chains.py, docs/CHAINS.md), by tool name.
+    chains: dict[str, ChainConfig] = Field(default_factory=dict)
     source_format: str = "nexus"
     # What `${VAR}` substitution put into this config: never shown, redacted from logs.
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)
@@ -491,6 +494,11 @@ class NexusConfig(_Strict):
         if self.xiaozhi.result_limit_bytes is not None:
             limits["xiaozhi"] = self.xiaozhi.result_limit_bytes
         return limits
+
+    @field_validator("chains")
+    @classmethod
+    def _check_chains(cls, value: dict[str, ChainConfig]) -> dict[str, ChainConfig]:
+        return check_chains(value, CallPolicy) if value else value
 
     @model_validator(mode="after")
     def _check_names(self) -> NexusConfig:

@@ -151,6 +151,8 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         server = route.upstream.config
         upstream_tool = route.tool.name
         tool_level = server.tool_config.get(upstream_tool)
+    elif entry.local is not None:
+        tool_level = entry.local.policy  # a gateway tool's own level (a chain's tool_config)
     levels: list[CallPolicy | None] = [tool_level, server, settings]
     timeout_levels: list[CallPolicy | None] = [tool_level, server, _server_timeout(server), settings]
     explicit_idempotent = next(
