@@ -1,9 +1,9 @@
 """One JSON-ready picture of everything the gateway measures, read at request time.
 
 The pipeline's MetricsStep holds the per-call figures; upstream state, restarts, health,
-pids and memory, frontend sessions and the cache are read from their owners here, at the
-moment of a scrape, so nothing on the hot path keeps them up to date. Used by `/api/metrics`,
-the Prometheus collector (`/metrics`), the dashboard and `nexus stats`.
+pids and memory, frontend sessions, the cache and the redact step's counts are read from their
+owners here, at the moment of a scrape, so nothing on the hot path keeps them up to date. Used
+by `/api/metrics`, the Prometheus collector (`/metrics`), the dashboard and `nexus stats`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp_nexus import __version__
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.pipeline.steps.redact import RedactStep
 from mcp_nexus.upstream.process_usage import ProcessUsageReader
 
 _STATE_ORDER = ("DISABLED", "STOPPED", "CONNECTING", "READY", "DEGRADED", "ERROR", "CRASHED")
@@ -71,6 +72,16 @@ class MetricsReader:
             row["connected"] = connected
         return rows
 
+    def redactions(self) -> dict[str, Any]:
+        """What the redact step found: counts per server, tool, kind, where and mode, never values."""
+        rows = [
+            row
+            for step in self.gateway.governance.tool_steps
+            if isinstance(step, RedactStep)
+            for row in step.rows()
+        ]
+        return {"total": sum(row["count"] for row in rows), "rows": rows}
+
     def snapshot(self) -> dict[str, Any]:
         gateway = self.gateway
         calls = gateway.metrics.snapshot()
@@ -101,6 +112,7 @@ class MetricsReader:
             "methods": calls["methods"],
             "frontends": self.frontends(),
             "upstreams": upstreams,
+            "redactions": self.redactions(),
         }
 
 

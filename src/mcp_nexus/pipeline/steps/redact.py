@@ -117,6 +117,9 @@ class RedactStep:
 
     def __init__(self) -> None:
         self.counts: Counter[tuple[str, str, str, str]] = Counter()
+        # The same per tool for the dashboard (server, tool, kind, where, mode); kept apart so that
+        # /metrics keeps one series per server, not per tool. Tools are the catalog's: bounded.
+        self.by_tool: Counter[tuple[str, str, str, str, str]] = Counter()
 
     def applies_to(self, policy: Any) -> bool:
         found = getattr(policy, "steps", {}).get("redact")
@@ -148,9 +151,17 @@ class RedactStep:
     def _count(self, call: ToolCall, found: Counter[str], where: str, mode: str, server: str) -> None:
         for kind, count in found.items():
             self.counts[(kind, where, mode, server)] += count
+            self.by_tool[(server, call.name, kind, where, mode)] += count
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(found.items()))
         verb = "redacted" if mode == "on" else "found (report only)"
         logger.info("redact: %s of %s: %s %s", where, call.name, summary, verb)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The counts per server, tool, kind, where and mode (never a value found), for the dashboard."""
+        return [
+            {"server": server, "tool": tool, "kind": kind, "where": where, "mode": mode, "count": count}
+            for (server, tool, kind, where, mode), count in sorted(self.by_tool.items())
+        ]
 
     def metric_families(self) -> Iterator[Any]:
         """`nexus_redactions_total{kind,where,mode,server}` for /metrics (frontends/metrics/step_metrics.py)."""

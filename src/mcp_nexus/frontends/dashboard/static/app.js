@@ -323,7 +323,7 @@
       ["Calls", calls], ["Errors", errors], ["Error rate", calls ? (100 * errors / calls).toFixed(1) + " %" : "-"],
       ["Cache hit rate", hits + misses ? (100 * hits / (hits + misses)).toFixed(0) + " %" : "-"],
       ["Rate-limited", limited], ["Offloads", `${offloads} (${(kept / 1024).toFixed(0)} KiB kept out)`],
-      ["In flight", m.gateway.in_flight],
+      ["Redactions", m.redactions ? m.redactions.total : 0], ["In flight", m.gateway.in_flight],
     ]) cards.appendChild(h("div", { class: "card" }, h("div", { class: "value", text: value }), h("div", { class: "label", text: label })));
     const hist = state.history;
     if (hist) {
@@ -353,6 +353,20 @@
         h("td", { class: "num", text: u.restarts }), h("td", { class: "num", text: u.health_failures }),
         h("td", { class: "num", text: u.pid ?? "-" }), h("td", { class: "num", text: mib(u.rss_bytes) })));
     }
+    renderRedactions(m.redactions || { total: 0, rows: [] });
+  }
+  // Counts only (server, tool, kind, where, mode): the step never keeps a value it found.
+  const REDACT_MODES = { on: "replaced", report: "reported only" };
+  function renderRedactions(redactions) {
+    const rb = $("#metrics-redactions tbody");
+    rb.textContent = "";
+    for (const r of redactions.rows) {
+      rb.appendChild(h("tr", { "data-server": r.server, "data-tool": r.tool, "data-kind": r.kind, "data-mode": r.mode },
+        h("td", { text: r.server }), h("td", { text: r.tool }), h("td", {}, h("span", { class: "badge", text: r.kind })),
+        h("td", { text: r.where }), h("td", { text: REDACT_MODES[r.mode] || r.mode }), h("td", { class: "num", text: r.count })));
+    }
+    $("#metrics-redactions").hidden = redactions.rows.length === 0;
+    $("#redactions-empty").hidden = redactions.rows.length > 0;
   }
 
   // -- xiaozhi and frontends --------------------------------------------------------------------
