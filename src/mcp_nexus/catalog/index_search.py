@@ -1,24 +1,48 @@
-"""BM25 over the tool index (bm25s): names, descriptions, input property names and tags.
+"""Tool search over the index: BM25 (bm25s) and sentence vectors, fused; Chinese glossed into English.
 
-Built once per index version (a few milliseconds for a thousand tools) and then answered from
-sparse matrices. Names and tags are repeated in a tool's document so that a word in a name
-outweighs the same word somewhere in a long description.
+Two rankers, because each misses what the other finds. BM25 over names, descriptions, input
+property names and tags finds exact words ("git_status", "timezone"); names and tags are
+repeated in a tool's document so a word in a name outweighs the same word in a long
+description. Sentence vectors (search_embedding.py) find meaning without shared words ("show
+recent commits" -> "Shows the commit logs", "give me a small picture" -> "a tiny MCP logo
+image"). A Chinese query is glossed word by word into English (search_lexicon.py) for both.
+The fused score is BM25 scaled to the best hit, plus the cosine similarity weighted
+(`SEMANTIC_WEIGHT`); a tool that shares no word with the query must be similar in meaning
+(`MIN_SIMILARITY`) to be returned at all, so a query about nothing here still finds nothing.
+
+Built once per index version (milliseconds for a thousand tools, the vectors included) and then
+answered from a sparse matrix and one matrix-vector product: docs/PERFORMANCE.md has the figures.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_nexus.catalog.index_entry import IndexEntry
-from mcp_nexus.catalog.search_tokens import tokenize
+from mcp_nexus.catalog.search_synonyms import RELATED
+from mcp_nexus.catalog.search_tokens import CJK_RUN, tokenize
+from mcp_nexus.catalog.tags import name_words
 
 NAME_WEIGHT = 3
 TAG_WEIGHT = 2
+SEMANTIC_WEIGHT = 1.0
+"""How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1)."""
+EXPANSION_WEIGHT = 1.0
+"""A related word (search_synonyms.py) stands in for the query's word at this fraction of its BM25."""
+MIN_SIMILARITY = 0.3
+"""A tool sharing no word with the query is returned only from this cosine similarity on."""
+
+Ranking = Literal["hybrid", "lexical"]
 
 if TYPE_CHECKING:
     import bm25s
+
+    from mcp_nexus.catalog.search_embedding import StaticEmbedding
+    from mcp_nexus.catalog.search_lexicon import ChineseGlosser
+
+logger = logging.getLogger(__name__)
 
 
 def _property_names(schema: dict[str, Any]) -> Iterable[str]:
@@ -43,10 +67,21 @@ def document_tokens(entry: IndexEntry) -> list[str]:
     ]
 
 
+def semantic_text(entry: IndexEntry) -> str:
+    """What a tool's vector is made of: its name as words, then its description."""
+    return f"{name_words(entry.tool_name)}: {entry.description}"
+
+
 class IndexSearch:
-    def __init__(self, entries: Sequence[IndexEntry]) -> None:
+    """`ranking="lexical"` is BM25 alone (what the bench compares against, and the fallback when
+    the embedding's package is missing)."""
+
+    def __init__(self, entries: Sequence[IndexEntry], ranking: Ranking = "hybrid") -> None:
         self.entries = list(entries)
+        self.ranking: Ranking = ranking
         self._retriever: bm25s.BM25 | None = None
+        self._embedding: StaticEmbedding | None = None
+        self._vectors: Any = None  # (tools, dimensions), unit rows
         self._by_name: dict[str, list[int]] = {}
         self._tag_masks: dict[str, Any] = {}
         for i, entry in enumerate(self.entries):
@@ -59,6 +94,12 @@ class IndexSearch:
             retriever = bm25s.BM25()
             retriever.index([document_tokens(e) for e in self.entries], show_progress=False)
             self._retriever = retriever
+            if ranking == "hybrid":
+                self._embedding = _embedding_or_none()
+            if self._embedding is not None:
+                self._vectors = self._embedding.embed([semantic_text(e) for e in self.entries])
+            else:
+                self.ranking = "lexical"
 
     def search(
         self,
@@ -78,14 +119,17 @@ class IndexSearch:
 
         wanted = sorted(set(tags or ()))
         allowed = self._with_tags(wanted) if wanted else None
-        tokens = tokenize(query or "", query=True)
-        if tokens:
-            tokens += tokenize(" ".join(query_tags))
+        query = query or ""
+        tokens = tokenize(query, query=True)
         if not tokens or self._retriever is None:
             if allowed is None:
                 return []
             return [self.entries[i] for i in np.flatnonzero(allowed)[:limit]]
-        scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
+        gloss = _glosser().gloss(query) if CJK_RUN.search(query) else ""
+        tokens += tokenize(" ".join(query_tags)) + tokenize(gloss)
+        scores, related = self._lexical(tokens)
+        if self._vectors is not None:
+            scores = self._fuse(scores, f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(related)}")
         if allowed is not None:
             scores[~allowed] = 0.0
         for i in self._by_name.get(query.strip(), ()):  # a query that is a tool's name finds it first
@@ -97,6 +141,49 @@ class IndexSearch:
         top = top[np.lexsort((top, -scores[top]))]
         return [self.entries[i] for i in top if scores[i] > 0]
 
+    def _lexical(self, tokens: list[str]) -> tuple[Any, list[str]]:
+        """BM25 per query word, each word scoring as itself or as its best related word, never both.
+
+        Summing every related word instead would let a word with a large group ("battery":
+        memory, disk, cpu, ...) outweigh the rest of the query.
+        """
+        import numpy as np
+
+        assert self._retriever is not None
+        vocabulary: dict[str, int] = self._retriever.vocab_dict
+        matrix = self._retriever.scores  # CSC by word: the documents holding it and their BM25 parts
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        total = np.zeros(len(self.entries), dtype=np.float64)
+        own = list(dict.fromkeys(tokens))
+        used: dict[str, None] = {}
+        for token in own:
+            word = np.zeros(len(self.entries), dtype=np.float64)
+            at = vocabulary.get(token)
+            if at is not None:
+                word[indices[indptr[at] : indptr[at + 1]]] = data[indptr[at] : indptr[at + 1]]
+            for other in RELATED.get(token, ()):
+                at = vocabulary.get(other)
+                if at is None or other in own:
+                    continue
+                used[other] = None
+                docs = indices[indptr[at] : indptr[at + 1]]
+                np.maximum.at(word, docs, EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
+            total += word
+        return total, list(used)
+
+    def _fuse(self, lexical: Any, text: str) -> Any:
+        """BM25 scaled to its best hit plus the weighted similarity; weak meaning alone counts as no match."""
+        import numpy as np
+
+        assert self._embedding is not None
+        best = lexical.max()
+        fused = lexical / best if best > 0 else np.zeros_like(lexical)
+        if not text.strip():
+            return fused
+        similarity = (self._vectors @ self._embedding.embed([text])[0]).astype(np.float64)
+        similarity[(lexical <= 0) & (similarity < MIN_SIMILARITY)] = 0.0
+        return fused + SEMANTIC_WEIGHT * np.maximum(similarity, 0.0)
+
     def _with_tags(self, tags: list[str]) -> Any:
         """A boolean mask of the tools carrying every tag (one mask per tag, built once)."""
         import numpy as np
@@ -107,3 +194,19 @@ class IndexSearch:
                 self._tag_masks[tag] = np.array([tag in e.tags for e in self.entries], dtype=bool)
             mask &= self._tag_masks[tag]
         return mask
+
+
+def _embedding_or_none() -> StaticEmbedding | None:
+    try:
+        from mcp_nexus.catalog.search_embedding import shared_embedding
+
+        return shared_embedding()
+    except (ImportError, OSError) as exc:  # an install without the model: BM25 still answers
+        logger.warning("tool search: no sentence vectors (%s); ranking by BM25 alone", exc)
+        return None
+
+
+def _glosser() -> ChineseGlosser:
+    from mcp_nexus.catalog.search_lexicon import shared_glosser
+
+    return shared_glosser()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _TOKENS = re.compile(
     r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+", re.IGNORECASE
 )
@@ -75,7 +75,7 @@ def tokenize(text: str, *, query: bool = False) -> list[str]:
     so "当前时间" does not match a tool about a room ("房间") by the single character "间"."""
     tokens: list[str] = []
     for piece in _TOKENS.findall(_CAMEL.sub(" ", text)):
-        if _CJK_RUN.fullmatch(piece):
+        if CJK_RUN.fullmatch(piece):
             if not query or len(piece) == 1:
                 tokens.extend(piece)  # single characters
             tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))

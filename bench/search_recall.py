@@ -1,0 +1,150 @@
+"""Tool search quality: recall@1, recall@3 and MRR of find_tools' ranking on labelled requests.
+
+    .venv/bin/python bench/search_recall.py [--part tuning|held-out|all] [--misses]
+
+The catalog is the real tool definitions of mcp-server-time, mcp-server-git,
+server-everything, server-memory and Nexus's built-ins (51 tools, captured in
+tests/search/fixtures/real_tools.json; tests/search checks they still match the installed
+servers). The requests (tests/search/fixtures/requests.json, 83 English and 83 Chinese) are
+written as users ask, each labelled with the tool(s) that answer it; a request counts as
+found at k when any of its tools is among the first k. 30% of each language, picked by a hash
+of the request's text, is held out: the ranking's weights were tuned on the rest only.
+
+Rankings compared (the same index, the same queries):
+  bm25 (before)          BM25 over names, descriptions, properties and tags: the ranking before
+  bm25 + lexicon         the same, Chinese words glossed into English (CC-CEDICT)
+  bm25 + lexicon + thesaurus   and the request's words' related words (search_synonyms.py)
+  vectors                WordLlama sentence vectors alone (cosine), with lexicon and thesaurus
+  hybrid, no thesaurus   BM25 + vectors + lexicon
+  hybrid, no lexicon     BM25 + vectors + thesaurus, Chinese left as it is
+  hybrid                 BM25 + vectors + lexicon + thesaurus: what find_tools ships
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from mcp_nexus.catalog import index_search  # noqa: E402
+from mcp_nexus.catalog.index_entry import IndexEntry  # noqa: E402
+from mcp_nexus.catalog.index_search import IndexSearch  # noqa: E402
+from mcp_nexus.catalog.search_lexicon import ChineseGlosser  # noqa: E402
+from mcp_nexus.catalog.tags import Tagger  # noqa: E402
+from search.real_tools import index_entries, load_requests  # noqa: E402
+
+DEPTH = 10
+"""Ranks looked at for MRR (a request not found in the first 10 scores 0)."""
+
+
+class _VectorsAlone(IndexSearch):
+    def _fuse(self, lexical: Any, text: str) -> Any:
+        import numpy as np
+
+        assert self._embedding is not None
+        if not text.strip():
+            return np.zeros_like(lexical)
+        return (self._vectors @ self._embedding.embed([text])[0]).astype(np.float64) + 1.0
+
+
+def _no_lexicon() -> ChineseGlosser:
+    return ChineseGlosser({})
+
+
+def _lexical(entries: list[IndexEntry]) -> IndexSearch:
+    return IndexSearch(entries, "lexical")
+
+
+def _hybrid(entries: list[IndexEntry]) -> IndexSearch:
+    return IndexSearch(entries, "hybrid")
+
+
+RANKINGS: dict[str, tuple[Callable[[list[IndexEntry]], IndexSearch], bool, bool]] = {
+    "bm25 (before)": (_lexical, False, False),
+    "bm25 + lexicon": (_lexical, True, False),
+    "bm25 + lexicon + thesaurus": (_lexical, True, True),
+    "vectors": (lambda entries: _VectorsAlone(entries, "hybrid"), True, True),
+    "hybrid, no thesaurus": (_hybrid, True, False),
+    "hybrid, no lexicon": (_hybrid, False, True),
+    "hybrid": (_hybrid, True, True),
+}
+"""name -> (how to build the search, whether Chinese is glossed, whether related words are added)."""
+
+
+def first_right(search: IndexSearch, tagger: Tagger, request: dict[str, Any]) -> int | None:
+    """The 1-based rank of the first labelled tool in the answer, None when it is not in the first DEPTH."""
+    query = request["request"]
+    found = search.search(query, limit=DEPTH, query_tags=tagger.tags_for("", query))
+    for rank, entry in enumerate(found, 1):
+        if entry.name in request["tools"]:
+            return rank
+    return None
+
+
+def scores(ranks: Sequence[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "recall@1": sum(1 for r in ranks if r is not None and r <= 1) / n,
+        "recall@3": sum(1 for r in ranks if r is not None and r <= 3) / n,
+        "mrr": sum(1 / r for r in ranks if r is not None) / n,
+    }
+
+
+def evaluate(ranking: str, requests: list[dict[str, Any]]) -> dict[str, list[int | None]]:
+    """Ranks per language for one ranking."""
+    build, glossed, expanded = RANKINGS[ranking]
+    original = index_search._glosser, index_search.RELATED
+    if not glossed:
+        index_search._glosser = _no_lexicon  # type: ignore[assignment]
+    if not expanded:
+        index_search.RELATED = {}
+    try:
+        search = build(index_entries())
+        tagger = Tagger()
+        ranks: dict[str, list[int | None]] = {"en": [], "zh": []}
+        for request in requests:
+            ranks[request["language"]].append(first_right(search, tagger, request))
+    finally:
+        index_search._glosser, index_search.RELATED = original  # type: ignore[assignment]
+    return ranks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=("tuning", "held-out", "all"), default=None)
+    parser.add_argument("--misses", action="store_true", help="list the shipped ranking's misses at 3")
+    args = parser.parse_args()
+    requests = load_requests()
+    parts = [args.part] if args.part else ["tuning", "held-out"]
+    print("| ranking | part | language | requests | recall@1 | recall@3 | MRR |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    for ranking in RANKINGS:
+        for part in parts:
+            chosen = [r for r in requests if part == "all" or r["part"] == part]
+            for language, ranks in evaluate(ranking, chosen).items():
+                s = scores(ranks)
+                print(
+                    f"| {ranking} | {part} | {language} | {len(ranks)} | {s['recall@1']:.2f} "
+                    f"| {s['recall@3']:.2f} | {s['mrr']:.2f} |"
+                )
+    if args.misses:
+        tagger = Tagger()
+        search = IndexSearch(index_entries())
+        for part in parts:
+            for request in (r for r in requests if part == "all" or r["part"] == part):
+                query = request["request"]
+                found = search.search(query, limit=3, query_tags=tagger.tags_for("", query))
+                if not {e.name for e in found} & set(request["tools"]):
+                    print(f"miss [{part}] {query!r}: want {request['tools']}, got {[e.name for e in found]}")
+
+
+if __name__ == "__main__":
+    main()
