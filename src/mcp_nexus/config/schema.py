@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_va
 
 from mcp_nexus.config.chains import ChainConfig, check_chains
 from mcp_nexus.config.control import ControlSettings, LLMSettings
+from mcp_nexus.config.oauth import OAuthSettings, parse_auth
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.config.stores import StoresSettings
@@ -175,6 +176,9 @@ class ServerConfig(CallPolicy):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     api_key: str | None = Field(default=None, repr=False)
+    auth: OAuthSettings | None = Field(
+        default=None, description='"oauth" or OAuth settings: log in to an OAuth-protected server (docs/OAUTH.md)'
+    )
     timeouts: Timeouts = Field(default_factory=Timeouts)
     protocol: Literal["auto", "legacy"] = Field(
         default="auto",
@@ -196,6 +200,11 @@ class ServerConfig(CallPolicy):
 
     # What `${VAR}` substitution put into the config this server came from (secrets.py masks them).
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @field_validator("auth", mode="before")
+    @classmethod
+    def _check_auth(cls, value: Any) -> Any:
+        return parse_auth(value)
 
     @field_validator("server_rate_limit")
     @classmethod
@@ -232,6 +241,8 @@ class ServerConfig(CallPolicy):
             raise ValueError("a stdio server needs 'command'")
         if self.transport in ("http", "sse") and not self.url:
             raise ValueError(f"an {self.transport} server needs 'url'")
+        if self.auth is not None and self.transport not in ("http", "sse"):
+            raise ValueError(f"'auth' (OAuth) applies to http and sse servers, not {self.transport!r}")
         if (
             self.transport in ("http", "sse")
             and self.url
@@ -285,6 +296,7 @@ class ServerConfig(CallPolicy):
                 "url",
                 "headers",
                 "api_key",
+                "auth",
                 "module",
                 "options",
             }

@@ -212,6 +212,8 @@ def server_secrets(server: ServerConfig) -> Iterator[str]:
             yield from _with_url_parts(value)
     if server.api_key:
         yield server.api_key
+    if server.auth is not None and server.auth.client_secret:
+        yield server.auth.client_secret
     if server.url:
         yield from url_credentials(server.url)
     yield from _argument_secrets(server.args)

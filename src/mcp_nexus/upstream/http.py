@@ -15,6 +15,23 @@ from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.session import Session
 
 
+def oauth_auth(config: ServerConfig, events: object) -> httpx2.Auth | None:
+    """The server's OAuth client (`auth:` in its config), or None: its logins are the gateway's."""
+    if config.auth is None:
+        return None
+    from mcp_nexus.upstream.oauth.manager import manager_for
+
+    # The session's events belong to its upstream, whose bus is the gateway's: the bus finds
+    # the gateway's OAuth manager without the transport knowing the gateway.
+    upstream = getattr(events, "upstream", None)
+    bus = getattr(upstream, "events", None)
+    if bus is None:
+        from mcp_nexus.events import EventBus
+
+        bus = EventBus()
+    return manager_for(bus).session_auth(config, upstream)
+
+
 def http_headers(config: ServerConfig) -> dict[str, str]:
     headers = dict(config.headers)
     if config.api_key and not any(k.lower() == "authorization" for k in headers):
@@ -52,7 +69,11 @@ class HttpSession(Session):
         # travels as W3C headers, which HTTP servers and proxies read (tracing.py).
         hooks = {"request": [trace_headers]} if tracing.tracer() is not None else {}
         client = httpx2.AsyncClient(
-            headers=http_headers(config), timeout=timeout, follow_redirects=False, event_hooks=hooks
+            headers=http_headers(config),
+            timeout=timeout,
+            follow_redirects=False,
+            event_hooks=hooks,
+            auth=oauth_auth(config, self.events),
         )
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))

@@ -8,7 +8,7 @@ from typing import Any
 from mcp.client.sse import sse_client
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-from mcp_nexus.upstream.http import http_headers
+from mcp_nexus.upstream.http import http_headers, oauth_auth
 from mcp_nexus.upstream.session import Session
 
 
@@ -24,6 +24,7 @@ class SseSession(Session):
                 headers=http_headers(config),
                 timeout=config.timeouts.connect,
                 sse_read_timeout=config.timeouts.sse_read,
+                auth=oauth_auth(config, self.events),
             )
         )
         return JSONRPCDispatcher(read, write)

@@ -16,6 +16,9 @@ class UpstreamState(StrEnum):
     DEGRADED = "DEGRADED"
     ERROR = "ERROR"
     CRASHED = "CRASHED"
+    # An OAuth server waiting for an operator's login (`nexus auth login NAME`): not retried,
+    # its tools not offered, its calls answered -32003 naming the login (upstream/oauth/).
+    NEEDS_AUTH = "NEEDS_AUTH"
 
 
 @dataclass(frozen=True)

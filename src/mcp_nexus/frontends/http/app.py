@@ -23,6 +23,7 @@ from mcp_nexus.frontends.admin.api import admin_routes
 from mcp_nexus.frontends.admin.cache import cache_routes
 from mcp_nexus.frontends.admin.index import index_routes
 from mcp_nexus.frontends.admin.integrity import integrity_routes
+from mcp_nexus.frontends.admin.oauth import oauth_routes
 from mcp_nexus.frontends.admin.stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
@@ -107,6 +108,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *cache_routes(gateway),
         *index_routes(gateway),
         *integrity_routes(gateway),
+        *oauth_routes(gateway),
         *stores_routes(gateway),
         *metrics_routes(gateway, reader),
         *dashboard.routes(),
@@ -129,7 +131,12 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             max_body_bytes=settings.request_max_bytes,
             body_budget_bytes=settings.request_body_budget_bytes,
             login_sessions=dashboard.logins,
-            open_paths=("/healthz", LOGIN_PATH, "/logout"),
+            open_paths=(
+                "/healthz",
+                LOGIN_PATH,
+                "/logout",
+                "/oauth/callback",  # the browser back from an upstream's authorization server (admin/oauth.py)
+            ),
             open_prefixes=(STATIC_PREFIX,),
             login_path=LOGIN_PATH,
             page_paths=PAGE_PATHS,

@@ -1,0 +1,418 @@
+"""The gateway's OAuth logins: one per OAuth server, a login started by an operator, the NEEDS_AUTH state.
+
+A session's provider never waits for a person: where a login is needed it raises
+`AuthorizationRequired`, the connect fails, and the server is put in NEEDS_AUTH (not ERROR, so
+no reconnect loop hammers the authorization server), its reason naming the login command.
+`login()` runs the flow on a provider of its own: it hands the authorization URL out (to
+`nexus auth login`, the dashboard, a test driver), waits for the browser to come back to
+`/oauth/callback` (`complete()`), exchanges the code, and restarts the server, which then
+finds the stored login. The `state` and `iss` of the callback reach the SDK as they came; the
+SDK checks both.
+
+One manager per gateway, found by the gateway's event bus (`manager_for`): sessions know their
+upstream and its bus, the HTTP routes know the gateway; the routes configure the manager
+(callback URL, restart) when the HTTP frontend is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
+
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from pydantic import AnyUrl
+
+from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.events import EventBus, ServerStateChanged
+from mcp_nexus.paths import data_subdir
+from mcp_nexus.stores.oauth_tokens import EncryptedFileVault, TokenVault
+from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed, login_command
+from mcp_nexus.upstream.oauth.probe import probe_server
+from mcp_nexus.upstream.oauth.provider import NexusOAuthProvider
+from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
+from mcp_nexus.upstream.state import UpstreamState
+
+logger = logging.getLogger(__name__)
+
+CALLBACK_PATH = "/oauth/callback"
+DEFAULT_CALLBACK_BASE = "http://127.0.0.1:8787"  # the gateway's default port, until the HTTP frontend says
+LOGIN_TIMEOUT_S = 600.0  # how long a started login waits for the browser to come back
+CLIENT_NAME = "Nexus MCP gateway"
+
+
+@dataclass
+class PendingLogin:
+    """One login in progress: its authorization URL, then the code the callback brings."""
+
+    server: str
+    url: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    code: asyncio.Future[AuthorizationCodeResult] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    state: str | None = None
+    task: asyncio.Task[None] | None = None
+    started: float = field(default_factory=time.time)
+
+    @property
+    def active(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+@dataclass
+class ServerLogin:
+    """What the manager knows of one OAuth server."""
+
+    name: str
+    needs_login: str | None = None  # why a login is needed now, None when none is
+    required_scope: str | None = None  # a step-up: the scope the next login must ask for
+    pending: PendingLogin | None = None
+    last_error: str | None = None  # why the last login failed
+    upstream: Any = None  # the Upstream, once seen
+    storage: VaultTokenStorage | None = None
+
+
+class OAuthManager:
+    def __init__(self, bus: EventBus, vault: TokenVault | None = None) -> None:
+        self.bus = bus
+        self.vault: TokenVault = vault if vault is not None else EncryptedFileVault(data_subdir("oauth"))
+        self.callback_base: str | None = None
+        self.restart: Callable[[str], Awaitable[Any]] | None = None
+        self.upstreams: Mapping[str, Any] = {}
+        self.login_timeout = LOGIN_TIMEOUT_S
+        self._servers: dict[str, ServerLogin] = {}
+        self._by_state: dict[str, PendingLogin] = {}
+        self._unsubscribe = bus.subscribe(ServerStateChanged, self._on_state)
+
+    def configure(
+        self,
+        *,
+        callback_base: str | None = None,
+        restart: Callable[[str], Awaitable[Any]] | None = None,
+        upstreams: Mapping[str, Any] | None = None,
+        vault: TokenVault | None = None,
+    ) -> None:
+        """What the HTTP frontend knows: where the callback is, how to restart a server."""
+        if callback_base is not None:
+            self.callback_base = callback_base.rstrip("/")
+        if restart is not None:
+            self.restart = restart
+        if upstreams is not None:
+            self.upstreams = upstreams
+        if vault is not None:
+            self.vault = vault
+            for entry in self._servers.values():
+                entry.storage = None
+
+    # -- per server ----------------------------------------------------------------------
+
+    def entry(self, name: str) -> ServerLogin:
+        entry = self._servers.get(name)
+        if entry is None:
+            entry = self._servers[name] = ServerLogin(name)
+        return entry
+
+    def redirect_uri(self, config: ServerConfig) -> str:
+        assert config.auth is not None
+        if config.auth.redirect_uri:
+            return config.auth.redirect_uri
+        return f"{self.callback_base or DEFAULT_CALLBACK_BASE}{CALLBACK_PATH}"
+
+    def storage(self, config: ServerConfig) -> VaultTokenStorage:
+        """The server's login storage (one per server, remade when its URL or settings change)."""
+        assert config.auth is not None and config.url is not None
+        entry = self.entry(config.name)
+        redirect = self.redirect_uri(config)
+        known = entry.storage
+        if known is None or (known.server_url, known.redirect_uri, known.settings) != (
+            config.url,
+            redirect,
+            config.auth,
+        ):
+            known = entry.storage = VaultTokenStorage(
+                config.name, config.url, redirect, config.auth, self.vault
+            )
+        return known
+
+    def _provider(
+        self,
+        config: ServerConfig,
+        redirect_handler: Callable[[str], Awaitable[None]],
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+    ) -> NexusOAuthProvider:
+        assert config.auth is not None and config.url is not None
+        settings = config.auth
+        metadata = OAuthClientMetadata(
+            client_name=CLIENT_NAME,
+            redirect_uris=[AnyUrl(self.redirect_uri(config))],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            scope=settings.scope,
+            token_endpoint_auth_method=settings.token_endpoint_auth_method,
+        )
+        return NexusOAuthProvider(
+            server_url=config.url,
+            client_metadata=metadata,
+            storage=self.storage(config),
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+            client_metadata_url=settings.client_metadata_url,
+        )
+
+    def session_auth(self, config: ServerConfig, upstream: Any = None) -> NexusOAuthProvider:
+        """The provider of one session: stored login, refresh; a needed login raises, never waits."""
+        entry = self.entry(config.name)
+        if upstream is not None:
+            entry.upstream = upstream
+        provider: NexusOAuthProvider
+
+        async def refuse(authorization_url: str) -> None:
+            why = await self._why(config, authorization_url)
+            self._needs_login(entry, why)
+            raise AuthorizationRequired(config.name, why)
+
+        async def no_callback() -> AuthorizationCodeResult:  # never reached: refuse() raised
+            raise AuthorizationRequired(config.name, "no login in progress")
+
+        provider = self._provider(config, refuse, no_callback)
+        return provider
+
+    async def _why(self, config: ServerConfig, authorization_url: str) -> str:
+        storage = self.storage(config)
+        summary = await storage.summary()
+        asked = set(_query(authorization_url).get("scope", "").split())
+        granted = set((summary.get("scope") or "").split())
+        if summary["logged_in"] and asked and not asked <= granted:
+            self.entry(config.name).required_scope = " ".join(sorted(asked | granted))
+            return f"it asks for scope {' '.join(sorted(asked - granted))!r} beyond the login's"
+        if summary["logged_in"]:
+            return "the stored login was refused and could not be refreshed"
+        return "no stored login"
+
+    def _needs_login(self, entry: ServerLogin, why: str) -> None:
+        entry.needs_login = why
+        upstream = entry.upstream
+        if upstream is not None and upstream.state in (UpstreamState.READY, UpstreamState.DEGRADED):
+            # A live session lost its login (a refused refresh, a step-up): its calls stop here.
+            self._mark(upstream, why)
+
+    def _mark(self, upstream: Any, why: str) -> None:
+        message = str(AuthorizationRequired(upstream.name, why))
+        upstream.last_error = message
+        upstream.mark(UpstreamState.NEEDS_AUTH, message)
+
+    def _on_state(self, event: ServerStateChanged) -> None:
+        upstream = event.upstream
+        if getattr(upstream.config, "auth", None) is None:
+            return
+        entry = self.entry(upstream.name)
+        entry.upstream = upstream
+        if upstream.state == UpstreamState.ERROR and entry.needs_login:
+            # The connect failed because a login is needed: wait for one instead of retrying.
+            self._mark(upstream, entry.needs_login)
+        elif upstream.state == UpstreamState.READY:
+            entry.needs_login = None
+
+    # -- a login ---------------------------------------------------------------------------
+
+    def _config(self, name: str) -> ServerConfig:
+        upstream = self.upstreams.get(name) or self.entry(name).upstream
+        if upstream is None:
+            raise LookupError(f"no server named {name!r}")
+        config: ServerConfig = upstream.config
+        if config.auth is None:
+            raise LoginFailed(f"server {name!r} does not use OAuth (no 'auth' in its config)")
+        return config
+
+    async def login(self, name: str) -> dict[str, Any]:
+        """Start a login (or join the one in progress): the authorization URL, or that none was needed."""
+        config = self._config(name)
+        entry = self.entry(name)
+        pending = entry.pending
+        if pending is None or not pending.active:
+            pending = entry.pending = PendingLogin(name)
+            entry.last_error = None
+            pending.task = asyncio.create_task(
+                self._run_login(config, entry, pending), name=f"oauth-login-{name}"
+            )
+        task = pending.task
+        assert task is not None
+        waiting: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(pending.url))
+        try:
+            await asyncio.wait(
+                {waiting, task}, timeout=config.timeouts.connect + 10, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            waiting.cancel()
+        if pending.url.done() and not pending.url.cancelled():
+            return {"server": name, "status": "waiting", "authorization_url": pending.url.result()}
+        if not task.done():
+            raise LoginFailed(
+                f"server {name!r}: no authorization URL within {config.timeouts.connect + 10:g} s"
+            )
+        error = task.exception()
+        if error is not None:
+            raise LoginFailed(str(error)) from None
+        return {"server": name, "status": "logged_in", "authorization_url": None}
+
+    async def _run_login(self, config: ServerConfig, entry: ServerLogin, pending: PendingLogin) -> None:
+        storage = self.storage(config)
+
+        async def hand_out(authorization_url: str) -> None:
+            state = _query(authorization_url).get("state")
+            if state:
+                pending.state = state
+                self._by_state[state] = pending
+            if entry.required_scope:
+                authorization_url = _with_scope(authorization_url, entry.required_scope)
+            if not pending.url.done():
+                pending.url.set_result(authorization_url)
+
+        async def wait_for_browser() -> AuthorizationCodeResult:
+            try:
+                return await asyncio.wait_for(asyncio.shield(pending.code), self.login_timeout)
+            except TimeoutError:
+                raise LoginFailed(f"no answer from the browser within {self.login_timeout:g} s") from None
+
+        try:
+            if entry.needs_login or entry.required_scope:
+                await storage.clear_tokens()  # a refused or too narrow login: ask for a new one
+            provider = self._provider(config, hand_out, wait_for_browser)
+            await probe_server(config, provider)
+        except BaseException as exc:
+            entry.last_error = _describe(exc)
+            logger.warning("server %s: OAuth login failed: %s", config.name, entry.last_error)
+            if not pending.url.done():
+                pending.url.cancel()
+            if isinstance(exc, Exception) and not isinstance(exc, LoginFailed):
+                raise LoginFailed(entry.last_error) from None
+            raise
+        finally:
+            if pending.state:
+                self._by_state.pop(pending.state, None)
+        entry.needs_login = None
+        entry.required_scope = None
+        logger.info("server %s: OAuth login done", config.name)
+        if self.restart is not None:
+            await self.restart(config.name)
+
+    async def complete(self, params: Mapping[str, str]) -> tuple[str, str | None]:
+        """The browser came back to `/oauth/callback`: (server, error or None once the login finished)."""
+        state = params.get("state")
+        pending = self._by_state.get(state or "")
+        if pending is None:
+            raise LookupError("no login is waiting for this callback (unknown or used 'state')")
+        if "error" in params:
+            detail = params.get("error_description")
+            error = LoginFailed(
+                f"the authorization server answered {params['error']}" + (f": {detail}" if detail else "")
+            )
+            if not pending.code.done():
+                pending.code.set_exception(error)
+        elif not pending.code.done():
+            pending.code.set_result(
+                AuthorizationCodeResult(code=params.get("code", ""), state=state, iss=params.get("iss"))
+            )
+        task = pending.task
+        if task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 30.0)
+        if task is None or not task.done():
+            return pending.server, None  # still finishing (the restart): status tells the end
+        error_text = self.entry(pending.server).last_error if task.cancelled() or task.exception() else None
+        return pending.server, error_text
+
+    async def logout(self, name: str) -> bool:
+        """Forget the server's login (tokens and registration); it needs a new login from now on."""
+        config = self._config(name)
+        entry = self.entry(name)
+        if entry.pending is not None and entry.pending.task is not None:
+            entry.pending.task.cancel()
+        removed = await self.vault.delete(name)
+        entry.storage = None
+        entry.needs_login = "logged out"
+        if self.restart is not None and config.enabled:
+            await self.restart(name)
+        return removed
+
+    async def status(self) -> list[dict[str, Any]]:
+        """Every OAuth server's login, as may be shown: never a token or a secret."""
+        names = sorted({n for n, u in self.upstreams.items() if u.config.auth is not None})
+        return [await self.server_status(name) for name in names]
+
+    async def server_status(self, name: str) -> dict[str, Any]:
+        config = self._config(name)
+        entry = self.entry(name)
+        summary = await self.storage(config).summary()
+        upstream = self.upstreams.get(name) or entry.upstream
+        expires_at = summary.get("expires_at")
+        if entry.pending is not None and entry.pending.active:
+            login = "in progress"
+        elif entry.needs_login or (upstream is not None and upstream.state == UpstreamState.NEEDS_AUTH):
+            login = "needed"
+        elif summary["logged_in"]:
+            login = "logged in"
+        else:
+            login = "none"
+        return {
+            "server": name,
+            "state": str(upstream.state) if upstream is not None else None,
+            "login": login,
+            "reason": entry.needs_login,
+            "last_error": entry.last_error,
+            "login_command": login_command(name),
+            "expires_in": None if expires_at is None else round(expires_at - time.time()),
+            "scope": summary.get("scope"),
+            "refreshable": summary["refreshable"],
+            "client_id": summary.get("client_id"),
+            "redirect_uri": self.redirect_uri(config),
+        }
+
+
+def _query(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items() if v}
+
+
+def _with_scope(url: str, scope: str) -> str:
+    """The authorization URL asking for `scope` as well (a step-up keeps what was granted)."""
+    parts = urlparse(url)
+    query = parse_qs(parts.query)
+    asked = (query.get("scope") or [""])[0].split()
+    query["scope"] = [" ".join(dict.fromkeys([*asked, *scope.split()]))]
+    return urlunparse(parts._replace(query=urlencode({k: v[0] for k, v in query.items()})))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    if isinstance(exc, asyncio.CancelledError):
+        return "cancelled"
+    return str(exc) or type(exc).__name__
+
+
+class _QuietLoginNeeded(logging.Filter):
+    """The SDK logs every end of its flow as an error with a traceback; a needed login is
+    expected (the server waits in NEEDS_AUTH, said once by the upstream), not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, AuthorizationRequired)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietLoginNeeded())
+
+_managers: weakref.WeakKeyDictionary[EventBus, OAuthManager] = weakref.WeakKeyDictionary()
+
+
+def manager_for(bus: EventBus) -> OAuthManager:
+    """The OAuth manager of the gateway whose event bus this is (made on first use)."""
+    manager = _managers.get(bus)
+    if manager is None:
+        manager = _managers[bus] = OAuthManager(bus)
+    return manager

@@ -1,0 +1,88 @@
+"""The SDK's `OAuthClientProvider` with what a long-running gateway adds to it.
+
+- Refresh on 401: the SDK answers a 401 with a whole new authorization; a token the server
+  revoked or that expired early is first refreshed (once), and only a refused refresh leads to
+  a new authorization.
+- Refresh ahead of expiry: the SDK refreshes once the expiry has passed and knows no expiry
+  for a token read back from storage; the expiry kept with the login (storage.py), less a
+  margin, is given to it before each request.
+- No interaction in the background: `redirect_handler` is Nexus's (manager.py). A session's
+  provider raises `AuthorizationRequired` where the SDK would send a person to the browser;
+  only a login's provider hands the authorization URL out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
+
+logger = logging.getLogger(__name__)
+
+
+class NexusOAuthProvider(OAuthClientProvider):
+    """One server's OAuth client: the SDK's flow, a refresh on 401, expiry known across restarts."""
+
+    def __init__(
+        self,
+        *,
+        server_url: str,
+        client_metadata: OAuthClientMetadata,
+        storage: VaultTokenStorage,
+        redirect_handler: Callable[[str], Awaitable[None]],
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+        client_metadata_url: str | None = None,
+    ) -> None:
+        super().__init__(
+            server_url=server_url,
+            client_metadata=client_metadata,
+            storage=storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+            client_metadata_url=client_metadata_url,
+        )
+        self.vault_storage = storage
+        self.refreshes = 0  # refreshes this provider asked for (tests and status)
+
+    async def _due(self) -> None:
+        """Tell the SDK when the current token stops being good enough to send."""
+        context = self.context
+        due = await self.vault_storage.refresh_due_at()
+        if due is not None and (context.token_expiry_time is None or due < context.token_expiry_time):
+            context.token_expiry_time = due
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        await self._due()
+        flow = super().async_auth_flow(request)
+        retried = False
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if (
+                    outgoing is request
+                    and response.status_code == 401
+                    and not retried
+                    and self.context.can_refresh_token()
+                ):
+                    # A 401 on a token we hold: refresh first (the SDK would authorize anew).
+                    retried = True
+                    await flow.aclose()
+                    self.context.token_expiry_time = 0.0  # read as expired: the SDK refreshes
+                    self.refreshes += 1
+                    logger.info("server at %s refused the access token: refreshing it", request.url.host)
+                    flow = super().async_auth_flow(request)
+                    outgoing = await flow.__anext__()
+                    continue
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()

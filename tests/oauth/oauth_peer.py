@@ -1,0 +1,191 @@
+"""A real OAuth-protected MCP server for tests: the SDK's authorization server and resource server in one.
+
+Run as a process: `python tests/oauth/oauth_peer.py [--token-ttl S]` binds a free loopback
+port, prints `PORT <n>` and serves: the MCP endpoint `/mcp` (needs a bearer token of scope
+`mcp`), the SDK's authorization-server routes (metadata, dynamic registration, `/authorize`,
+`/token`, `/revoke`) and protected-resource metadata. `/authorize` approves at once (it
+redirects to the client's redirect URI with the code, as a browser would be sent after
+a person said yes). Test hooks, unauthenticated: POST `/test/expire` (every access token
+expires now), POST `/test/revoke` (every token, access and refresh, is revoked), GET
+`/test/stats` (counts of registrations, authorizations, code and refresh exchanges).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import socket
+import sys
+import time
+from typing import Any
+
+import uvicorn
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+SCOPE = "mcp"
+
+
+class ApprovingProvider:
+    """An authorization server that approves every request (the person always says yes)."""
+
+    def __init__(self, token_ttl: int) -> None:
+        self.token_ttl = token_ttl
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.stats = {"registrations": 0, "authorizations": 0, "code_exchanges": 0, "refreshes": 0}
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id
+        self.stats["registrations"] += 1
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        self.stats["authorizations"] += 1
+        code = f"code_{secrets.token_hex(16)}"
+        assert client.client_id
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            client_id=client.client_id,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            expires_at=time.time() + 300,
+            scopes=params.scopes or [SCOPE],
+            code_challenge=params.code_challenge,
+            resource=params.resource,
+            subject="operator",
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, code: str
+    ) -> AuthorizationCode | None:
+        return self.codes.get(code)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access = f"at_{secrets.token_hex(24)}"
+        refresh = f"rt_{secrets.token_hex(24)}"
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + self.token_ttl,
+            resource=resource,
+            subject="operator",
+        )
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=self.token_ttl,
+            refresh_token=refresh,
+            scope=" ".join(scopes),
+        )
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, code: AuthorizationCode
+    ) -> OAuthToken:
+        self.codes.pop(code.code, None)
+        self.stats["code_exchanges"] += 1
+        assert client.client_id
+        return self._issue(client.client_id, code.scopes, code.resource)
+
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        self.refresh.pop(refresh_token.token, None)
+        self.stats["refreshes"] += 1
+        assert client.client_id
+        return self._issue(client.client_id, scopes or refresh_token.scopes, None)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        access = self.access.get(token)
+        if access is None or (access.expires_at is not None and access.expires_at < time.time()):
+            return None
+        return access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+
+def build(port: int, token_ttl: int) -> Any:
+    base = f"http://127.0.0.1:{port}"
+    provider = ApprovingProvider(token_ttl)
+    server = MCPServer(
+        name="oauth-peer",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(base),
+            resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+            required_scopes=[SCOPE],
+            validate_token_resource=True,
+        ),
+    )
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two numbers (behind the login)."""
+        return a + b
+
+    @server.custom_route("/test/expire", methods=["POST"])
+    async def expire(request: Request) -> JSONResponse:
+        for token in provider.access.values():
+            token.expires_at = int(time.time()) - 1
+        return JSONResponse({"expired": len(provider.access)})
+
+    @server.custom_route("/test/revoke", methods=["POST"])
+    async def revoke(request: Request) -> JSONResponse:
+        count = len(provider.access) + len(provider.refresh)
+        provider.access.clear()
+        provider.refresh.clear()
+        return JSONResponse({"revoked": count})
+
+    @server.custom_route("/test/stats", methods=["GET"])
+    async def stats(request: Request) -> JSONResponse:
+        return JSONResponse(provider.stats)
+
+    return server.streamable_http_app()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--token-ttl", type=int, default=3600)
+    args = parser.parse_args()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = build(port, args.token_ttl)
+    print(f"PORT {port}", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    asyncio.run(server.serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
