@@ -162,6 +162,13 @@ SECTION_SAMPLES: dict[str, dict[str, Any]] = {
     "stores": {"default": "redis://127.0.0.1:6379/0", "key_prefix": "desk"},
     "llm": {"base_url": "http://127.0.0.1:11434/v1", "model": "qwen3:8b"},
     "control": {"enabled": True, "max_steps": 5},
+    # A section keyed by name (like servers): each sample key is one entry.
+    "chains": {
+        "greet": {
+            "description": "Say hello",
+            "steps": [{"tool": "t.echo", "arguments": {"x": "{{ input }}"}}],
+        }
+    },
 }
 
 
@@ -203,6 +210,13 @@ def test_every_section_beside_every_dialect(tmp_path: Path, dialect: str, sectio
     assert config.source_format == DIALECTS[dialect][2]
     loaded, default = getattr(config, section), getattr(NexusConfig(), section)
     for key, value in sample.items():
+        if isinstance(loaded, dict):  # a section of named entries: the entry, validated as the model does
+            assert key not in default, f"the sample for {section}.{key} is the default"
+            assert key in loaded, f"{dialect}: {section}.{key} did not reach the config"
+            assert loaded[key] == type(loaded[key]).model_validate(value), (
+                f"{dialect}: {section}.{key} changed"
+            )
+            continue
         assert getattr(default, key) != value, f"the sample for {section}.{key} is the default"
         assert getattr(loaded, key) == value, f"{dialect}: {section}.{key} did not reach the config"
     assert not any(w.path == section for w in warnings), warnings

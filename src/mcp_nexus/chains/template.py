@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}")
+PLACEHOLDER = re.compile(r"\{\{([^{}]*)\}\}")
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 ROOTS = ("input", "steps")
 
