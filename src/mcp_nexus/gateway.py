@@ -33,6 +33,7 @@ from mcp_nexus.index_fanout import IndexSavedFanout
 from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, ToolCall, ToolOutcome
 from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.pipeline.chain import Pipeline
+from mcp_nexus.pipeline.code_mode import serve_code_mode
 from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
@@ -125,6 +126,14 @@ class Gateway:
             ),
         )
         self.chains.serve(config.chains)
+        # Code mode (docs/SANDBOX.md): python_sandbox's code calls tools through this pipeline, as its caller.
+        self.code_mode = serve_code_mode(
+            self.governance,
+            self.catalog,
+            self.index,
+            lambda: self.config,
+            lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
+        )
         self.metrics = MetricsStep(config.gateway.metrics_window)
         self.events.subscribe(
             ConfigApplied, lambda event: self.metrics.resize(event.new.gateway.metrics_window)

@@ -429,6 +429,22 @@ class GatewaySettings(CallPolicy):
     sandbox_concurrency: int | None = Field(
         default=None, ge=1, description="python_sandbox runs at once; default: CPU count, at least 2"
     )
+    # python_sandbox's bounds per run, and code mode's tool channel (docs/SANDBOX.md)
+    sandbox_memory: int = Field(
+        default=512 * 1024 * 1024, ge=16 * 1024 * 1024, description="python_sandbox address space, bytes"
+    )
+    sandbox_output_bytes: int = Field(
+        default=64 * 1024, ge=1, description="python_sandbox output read per stream (stdout, stderr), bytes"
+    )
+    sandbox_tool_calls: int = Field(
+        default=200, ge=0, description="tool calls one python_sandbox run may make from its code"
+    )
+    sandbox_answer_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, description="largest answer sent to code over the tool channel"
+    )
+    sandbox_request_bytes: int = Field(
+        default=1024 * 1024, ge=1024, description="largest request line code may send over the tool channel"
+    )
     # metrics (docs/OPERATIONS.md, "Metrics"): per tool/server counters and latency over a window
     metrics: bool = Field(default=True, description="record per-call metrics (/metrics, /api/metrics)")
     metrics_window: int = Field(

@@ -48,6 +48,10 @@ class Caller:
     # (passed-through headers, a per-user token); None when the gateway calls with its own.
     # Cached results of such calls are kept per caller (pipeline/steps/cache.py).
     own_credentials: str | None = None
+    # How the call reached the pipeline besides the frontend: "sandbox" for a call made by code the
+    # caller runs in python_sandbox (code mode). The identity stays the caller's (same limits,
+    # cache scope, file ownership); metrics, the recent-calls log and traces show the mark.
+    via: str | None = None
 
     @property
     def back_channel(self) -> bool:

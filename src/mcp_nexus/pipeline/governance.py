@@ -46,7 +46,7 @@ from mcp_nexus.pipeline.steps.size_limit import SizeLimitStep
 from mcp_nexus.pipeline.tool_config_check import ToolConfigChecker
 from mcp_nexus.plugins.registry import registry
 from mcp_nexus.plugins.step_order import order_steps
-from mcp_nexus.sandbox import Sandbox
+from mcp_nexus.sandbox import ResourceLimits, Sandbox
 from mcp_nexus.stores.shared import Stores
 from mcp_nexus.upstream.upstream import Upstream
 
@@ -121,6 +121,8 @@ class Governance:
                 allow_unsandboxed=settings.allow_unsandboxed,
                 timeout_s=settings.sandbox_timeout,
                 max_concurrent=settings.sandbox_concurrency,
+                output_cap_bytes=settings.sandbox_output_bytes,
+                limits=ResourceLimits(memory_bytes=settings.sandbox_memory),
             )
             local_tools.append(sandbox_tool(sandbox, folder))
         context = StepContext(config, current, catalog, policies, upstreams, stores, store, offloader)

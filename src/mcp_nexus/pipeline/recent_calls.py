@@ -33,6 +33,7 @@ CALL_FIELDS = (
     "retries",
     "servers_tried",
     "offload_file",  # the offloaded file the answer names (also on a cache hit), else None
+    "via",  # "sandbox" for a call made by code in python_sandbox (Caller.via), else None
 )
 CallRecord = tuple[Any, ...]
 

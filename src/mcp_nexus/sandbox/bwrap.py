@@ -196,6 +196,7 @@ class BwrapBackend:
         files: list[str],
         timeout_s: float,
         seccomp_fd: int | None = None,
+        channel_fd: int | None = None,
     ) -> list[str]:
         """The full bwrap command line (public for tests and for documentation)."""
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(self._uid), "--gid", str(self._gid)]
@@ -228,7 +229,12 @@ class BwrapBackend:
         # The root tmpfs (holding /data, /tmp mount points, links) becomes read-only last.
         argv += ["--remount-ro", "/", "--chdir", SANDBOX_DATA_DIR, "--"]
         argv += bootstrap_argv(
-            self._python, data_dir=SANDBOX_DATA_DIR, files=files, limits=self.limits, timeout_s=timeout_s
+            self._python,
+            data_dir=SANDBOX_DATA_DIR,
+            files=files,
+            limits=self.limits,
+            timeout_s=timeout_s,
+            channel_fd=channel_fd,
         )
         return argv
 
@@ -274,12 +280,15 @@ class BwrapBackend:
             if program is not None:
                 seccomp_fd = program_fd(program)
                 opened.append(seccomp_fd)
+            # The tool channel (code mode) is inherited through bwrap, which keeps descriptors it
+            # was not told about; inside, bootstrap.py closes every other one.
+            channel = [] if request.channel_fd is None else [request.channel_fd]
             outcome = await run_bounded_process(
-                self.build_argv(bwrap, features, data_args, files, timeout_s, seccomp_fd),
+                self.build_argv(bwrap, features, data_args, files, timeout_s, seccomp_fd, request.channel_fd),
                 stdin_data=request.code.encode("utf-8"),
                 timeout_s=timeout_s,
                 output_cap_bytes=output_cap_bytes,
-                pass_fds=opened,
+                pass_fds=[*opened, *channel],
                 cwd="/",
                 env={"PATH": "/usr/bin:/bin"},
                 run_as=(self._uid, self._gid) if drop_privileges else None,

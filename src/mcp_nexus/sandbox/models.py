@@ -11,10 +11,16 @@ class SandboxRequest:
 
     `files` are bare file names inside the data folder (no slashes); the code sees them
     parsed as `data` (one file) or `files` (name -> parsed content), and under `/data`.
+
+    `channel_fd`: a connected descriptor (one end of a socketpair, owned and closed by the
+    caller) handed to the code as its only way out: the tool channel of code mode
+    (pipeline/code_mode.py). Inside the sandbox it is always descriptor 3, and the code gets
+    `call_tool`, `tools` and `find_tools` speaking JSON lines over it (channel_client.py).
     """
 
     code: str
     files: list[str] | None = None
+    channel_fd: int | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from mcp_nexus.sandbox.backend import SandboxBackend
 from mcp_nexus.sandbox.bwrap import NOT_INSTALLED, BwrapBackend
 from mcp_nexus.sandbox.errors import SandboxError, SandboxUnavailableError
-from mcp_nexus.sandbox.models import ProbeResult, SandboxRequest, SandboxResult
+from mcp_nexus.sandbox.models import ProbeResult, ResourceLimits, SandboxRequest, SandboxResult
 from mcp_nexus.sandbox.unsandboxed import UnsandboxedBackend
 from mcp_nexus.sandbox.validation import validate_request
 
@@ -56,9 +56,11 @@ class Sandbox:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         output_cap_bytes: int = DEFAULT_OUTPUT_CAP_BYTES,
         max_concurrent: int | None = None,
+        limits: ResourceLimits | None = None,
     ) -> None:
         """`max_concurrent`: runs at once (the `sandbox_concurrency` setting); None: the default.
-        A run that finds every slot taken waits for one, and its result says how long."""
+        A run that finds every slot taken waits for one, and its result says how long.
+        `limits`: the kernel limits of the default backends (memory: `sandbox_memory`)."""
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         if output_cap_bytes <= 0:
@@ -71,7 +73,11 @@ class Sandbox:
         self.allow_unsandboxed = allow_unsandboxed
         self._default_backends = backends is None
         if backends is None:
-            backends = [BwrapBackend(), *([UnsandboxedBackend()] if allow_unsandboxed else [])]
+            backends = [
+                BwrapBackend(limits=limits),
+                *([UnsandboxedBackend(limits=limits)] if allow_unsandboxed else []),
+            ]
+        self.limits = limits or ResourceLimits()
         self.backends: list[SandboxBackend] = list(backends)
         self.timeout_s = timeout_s
         self.output_cap_bytes = output_cap_bytes

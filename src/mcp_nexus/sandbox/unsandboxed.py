@@ -58,6 +58,7 @@ class UnsandboxedBackend:
                 timeout_s=timeout_s,
                 # On the host RLIMIT_NPROC counts all of the gateway user's processes.
                 limit_processes=False,
+                channel_fd=request.channel_fd,
             )
             env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8"}
             outcome = await run_bounded_process(
@@ -67,6 +68,7 @@ class UnsandboxedBackend:
                 output_cap_bytes=output_cap_bytes,
                 cwd=scratch,
                 env=env,
+                pass_fds=[] if request.channel_fd is None else [request.channel_fd],
             )
         return SandboxResult(
             stdout=decode_capped(outcome.stdout),

@@ -43,4 +43,7 @@ def validate_request(request: SandboxRequest, data_dir: Path) -> SandboxRequest:
     if len(files) > MAX_FILES:
         raise SandboxInputError(f"at most {MAX_FILES} files per call, got {len(files)}")
     names = list(dict.fromkeys(validate_file_name(name, data_dir) for name in files))
-    return SandboxRequest(code=request.code, files=names)
+    channel = request.channel_fd
+    if channel is not None and (isinstance(channel, bool) or not isinstance(channel, int) or channel < 3):
+        raise SandboxInputError(f"channel_fd must be an open descriptor number above 2, got {channel!r}")
+    return SandboxRequest(code=request.code, files=names, channel_fd=channel)

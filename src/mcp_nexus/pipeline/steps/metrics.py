@@ -145,9 +145,12 @@ class MetricsStep:
                 target.offloads += 1
                 target.offload_bytes_kept_out += kept_out
         caller = call.caller
-        frontend = self.per_frontend.get(caller.frontend)
+        # Calls made by code in python_sandbox get a row of their own ("stdio/sandbox"): the
+        # frontend rows then count what clients asked directly, and the two add up to all calls.
+        way_in = caller.frontend if caller.via is None else f"{caller.frontend}/{caller.via}"
+        frontend = self.per_frontend.get(way_in)
         if frontend is None:
-            frontend = self.per_frontend[caller.frontend] = FrontendStats()
+            frontend = self.per_frontend[way_in] = FrontendStats()
         frontend.calls += 1
         if klass is not None:
             frontend.errors += 1
@@ -171,6 +174,7 @@ class MetricsStep:
                 call.retries,
                 len(tried),
                 offload_file,
+                caller.via,
             )
         )
 

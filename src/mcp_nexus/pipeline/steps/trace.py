@@ -68,6 +68,8 @@ class TraceStep:
         }
         if caller.client:
             attributes["nexus.client"] = caller.client
+        if caller.via:
+            attributes["nexus.via"] = caller.via  # "sandbox": made by code in python_sandbox
         if caller.frontend in _FRONTEND_TRANSPORT:
             attributes["network.transport"] = _FRONTEND_TRANSPORT[caller.frontend]
         if caller.request_id is not None:
