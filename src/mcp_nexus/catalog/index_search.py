@@ -27,7 +27,7 @@ from mcp_nexus.catalog.tags import name_words
 
 NAME_WEIGHT = 3
 TAG_WEIGHT = 2
-SEMANTIC_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 0.5
 """How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1)."""
 EXPANSION_WEIGHT = 1.0
 """A related word (search_synonyms.py) stands in for the query's word at this fraction of its BM25."""

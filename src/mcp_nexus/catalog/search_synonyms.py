@@ -26,7 +26,7 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "open load access",
     "recent recently latest last newest history previous log logs past",
     "everything whole entire full complete dump export",
-    "status state condition health clean dirty",
+    "status state condition health clean dirty modified untracked",
     "statistic stats count counts metric metrics density report summary overview",
     "duplicate duplicates orphan orphans dangling stale entropy",
     # changing
@@ -42,7 +42,7 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "send notify notification message alert",
     # people, knowledge, entities
     "entity entities node nodes person people thing item",
-    "knowledge memory memories graph notes note",
+    "knowledge know known memory memories graph notes note",
     "observation observations fact facts detail details note",
     "friend friends colleague works employer employee",
     # version control

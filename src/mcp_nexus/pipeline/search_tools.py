@@ -1,8 +1,9 @@
 """`find_tools` and `call_tool`: the gateway's two tools for search mode (progressive disclosure).
 
-`find_tools(query, tags?, limit?)` answers from the tool index (BM25, catalog/index_search.py)
-with each tool's exposed name, description, input schema and tags, and whether a server can
-answer it right now. `call_tool(name, arguments)` is unwrapped by the gateway before the
+`find_tools(query, tags?, limit?)` answers from the tool index (BM25 + sentence vectors,
+catalog/index_search.py) with each tool's exposed name, the form that calls it from
+`python_sandbox` code (`code`, catalog/code_form.py), description, input schema and tags, and
+whether a server can answer it right now. `call_tool(name, arguments)` is unwrapped by the gateway before the
 pipeline (`unwrap_call_tool`): the named tool then runs through the pipeline exactly as if the
 client had called it by name, with its own cache, limits, offload, timeout and fallback.
 """
@@ -16,6 +17,7 @@ from typing import Any
 import mcp_types as types
 
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.catalog.code_form import code_call_form
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_cards import fit_cards
@@ -30,7 +32,8 @@ MAX_FIND_LIMIT = 50
 ANSWER_BUDGET = 4000
 
 FIND_DESCRIPTION = """Search the gateway's tools by what they do; returns the best matches with their names,
-descriptions and input schemas. Then call one with call_tool(name, arguments).
+descriptions and input schemas. Then call one with call_tool(name, arguments), or from
+python_sandbox code as each hit's `code` shows (e.g. tools.git.git_log(repo_path=...)).
 Write the query in English or Chinese, e.g. "navigate robot to a position" or "打开客厅的灯".
 `tags` keeps only tools with every tag given (e.g. ["navigation"]; also notification,
 emergency, perception, read-only, destructive)."""
@@ -136,6 +139,7 @@ def search_tools(
             [
                 {
                     "name": entry.name,
+                    "code": code_call_form(entry.name, entry.input_schema, catalog.separator),
                     "description": entry.description,
                     "input_schema": entry.input_schema,
                     "tags": entry.tags,
