@@ -16,8 +16,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from mcp_nexus.pipeline.call import Caller, DownstreamPeer, ToolCall
+from mcp_nexus.upstream.downstream_relay import NoRelay, RelayedServer
 from mcp_nexus.upstream.input_required import InputAnswerer
-from mcp_nexus.upstream.upstream import NoRelay, Upstream
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ async def _ask(peer: DownstreamPeer, request: Any, result_type: type[ResultT]) -
 class CallerRelay(NoRelay):
     """The gateway's `DownstreamRelay`: sends each upstream request to the caller in flight there."""
 
-    async def log(self, upstream: Upstream, params: types.LoggingMessageNotificationParams) -> None:
+    async def log(self, upstream: RelayedServer, params: types.LoggingMessageNotificationParams) -> None:
         logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
         if not upstream.active_callers:
             return
@@ -56,19 +56,19 @@ class CallerRelay(NoRelay):
         except Exception as exc:  # the caller may be gone; a log line is never worth an error
             logger.debug("could not relay a log message from %s: %s", upstream.name, exc)
 
-    async def sampling(self, upstream: Upstream, params: types.CreateMessageRequestParams) -> Any:
+    async def sampling(self, upstream: RelayedServer, params: types.CreateMessageRequestParams) -> Any:
         peer = _peer_of(upstream.active_callers)
         if peer is None:
             return await super().sampling(upstream, params)
         return await _ask(peer, types.CreateMessageRequest(params=params), types.CreateMessageResult)
 
-    async def elicitation(self, upstream: Upstream, params: types.ElicitRequestParams) -> Any:
+    async def elicitation(self, upstream: RelayedServer, params: types.ElicitRequestParams) -> Any:
         peer = _peer_of(upstream.active_callers)
         if peer is None:
             return await super().elicitation(upstream, params)
         return await _ask(peer, types.ElicitRequest(params=params), types.ElicitResult)
 
-    async def list_roots(self, upstream: Upstream) -> Any:
+    async def list_roots(self, upstream: RelayedServer) -> Any:
         peer = _peer_of(upstream.active_callers)
         if peer is None:
             return await super().list_roots(upstream)

@@ -109,7 +109,7 @@ async def test_the_lists_ttl_makes_it_listed_again_without_a_health_check(tmp_pa
             lambda: count.exists() and len(count.read_text().splitlines()) >= 4, 6, "re-lists"
         )
         lists = len(count.read_text().splitlines())
-        assert runtime.gateway.upstreams["notes"]._tools_expiry.fired >= 2
+        assert runtime.gateway.upstreams["notes"].lists.tools_expiry.fired >= 2
     # A 300 ms ttl is raised to limits.list_refresh_interval (1 s): never a busy loop.
     assert lists <= took + 2
 
