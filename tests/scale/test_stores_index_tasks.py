@@ -108,6 +108,7 @@ async def test_the_index_kind_chooses_redis_or_the_local_file(
             "events": "memory",
             "index": "redis",
             "tasks": "memory",
+            "pins": "memory",
         }
     finally:
         await local.close()
