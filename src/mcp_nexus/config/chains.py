@@ -58,7 +58,7 @@ class ChainConfig(Strict):
 
     description: str = Field(min_length=1, description="what the chain does, as a model reads it")
     input_schema: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}},
+        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False},
         description="JSON Schema of the chain's arguments (validated before the chain runs)",
     )
     steps: list[ChainStep] = Field(default_factory=list, description="calls made in order")
