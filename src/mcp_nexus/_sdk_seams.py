@@ -113,6 +113,20 @@ def touch_http_session(session_manager: Any, session_id: str) -> bool:
     return True
 
 
+def http_session_owned_by(session_manager: Any, session_id: str, user: Any) -> bool:
+    """Seam 4: the session was opened with the credential of the ASGI scope's `user` (the SDK's
+    session binding, which the lean tools/call must keep too: another credential's use of a
+    session is answered as an unknown session)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+
+    try:
+        owner = session_manager._session_owners.get(session_id)
+    except AttributeError:
+        raise SdkSeamMissing("StreamableHTTPSessionManager._session_owners is gone") from None
+    requestor = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+    return bool(owner == requestor)
+
+
 def http_session_ids(session_manager: Any) -> Any:
     """Seam 4: the ids of the open handshake-era sessions (a live view: copy it before awaiting)."""
     try:

@@ -36,9 +36,9 @@ def lean_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     served: list[str] = []
     real = ModernToolCall.call
 
-    async def spy(self: ModernToolCall, request_id: Any, params: Any) -> dict[str, Any]:
+    async def spy(self: ModernToolCall, request_id: Any, params: Any, **options: Any) -> dict[str, Any]:
         served.append(params["name"])
-        return await real(self, request_id, params)
+        return await real(self, request_id, params, **options)
 
     monkeypatch.setattr(ModernToolCall, "call", spy)
     return served

@@ -242,7 +242,7 @@ def serve(
         from mcp_nexus.frontends.http.security import TokenRequiredError, check_bind
 
         try:
-            check_bind(cfg.gateway.host, cfg.gateway.token)
+            check_bind(cfg.gateway.host, cfg.gateway.token, resource_server=cfg.gateway.auth is not None)
         except TokenRequiredError as exc:
             _err().print(str(exc), style="red", markup=False)
             raise typer.Exit(2) from exc

@@ -6,8 +6,10 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
+from mcp_nexus.config.audit import AuditSettings
 from mcp_nexus.config.chains import ChainConfig, check_chains
 from mcp_nexus.config.control import ControlSettings, LLMSettings
+from mcp_nexus.config.identity import ResourceServerSettings
 from mcp_nexus.config.oauth import OAuthSettings, parse_auth
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
@@ -354,6 +356,10 @@ class GatewaySettings(CallPolicy):
     port: int = Field(default=8787, ge=0, le=65535)
     path: str = "/mcp"
     token: str | None = Field(default=None, repr=False, description="bearer token; required off loopback")
+    # OAuth 2.1 resource server for /mcp (config/identity.py, docs/IDENTITY.md); None: the static token only
+    auth: ResourceServerSettings | None = None
+    # Who did what, as a hash-chained JSON-lines file in the data folder (config/audit.py, docs/IDENTITY.md)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     allowed_origins: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=list)
     request_max_bytes: int = Field(

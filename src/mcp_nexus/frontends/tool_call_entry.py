@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus import tracing
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.identity.principal import principal_of
 from mcp_nexus.pipeline.call import Caller, DownstreamPeer, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.upstream.session import ToolOutcome
@@ -44,8 +45,10 @@ def client_caller(
     request_id: Any = None,
     modern: bool = False,
     sees: Callable[[str], str | None] | None = None,
+    user: Any = None,
 ) -> Caller:
-    """Who is calling, from what an MCP client declared (its name and capabilities)."""
+    """Who is calling, from what an MCP client declared (its name and capabilities) and, over
+    HTTP with gateway.auth, the ASGI scope's `user` the token was validated into."""
     if isinstance(capabilities, types.ClientCapabilities):
         capabilities = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
     return Caller(
@@ -56,6 +59,7 @@ def client_caller(
         capabilities=capabilities or {},
         modern=modern,
         sees=sees,
+        principal=principal_of(user),
     )
 
 

@@ -10,6 +10,8 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import BaseModel
 
+from mcp_nexus.identity.principal import Principal
+
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 Method = Literal["tools/call", "resources/read", "prompts/get", "completion/complete"]
@@ -52,6 +54,8 @@ class Caller:
     # caller runs in python_sandbox (code mode). The identity stays the caller's (same limits,
     # cache scope, file ownership); metrics, the recent-calls log and traces show the mark.
     via: str | None = None
+    # Who the caller's access token names (gateway.auth, identity/principal.py); None without one.
+    principal: Principal | None = None
 
     @property
     def back_channel(self) -> bool:
@@ -63,7 +67,10 @@ class Caller:
 
     @property
     def identity(self) -> str:
-        """Who owns what this caller causes (e.g. its offloaded files): frontend and client."""
+        """Who owns what this caller causes (its offloaded files, tasks, per-caller limit and cache):
+        the token's principal (`user:<sub>`, the same over every frontend), else frontend and client."""
+        if self.principal is not None:
+            return self.principal.key
         return f"{self.frontend}:{self.client or '-'}"
 
 

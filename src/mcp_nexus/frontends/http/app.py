@@ -27,6 +27,7 @@ from mcp_nexus.frontends.admin.oauth import oauth_routes
 from mcp_nexus.frontends.admin.stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
+from mcp_nexus.frontends.http.resource_server import ResourceServer
 from mcp_nexus.frontends.http.security import GuardSettings, HttpGuard
 from mcp_nexus.frontends.mcp.event_store import BoundedEventStore
 from mcp_nexus.frontends.mcp.http_check import McpMessageCheck
@@ -84,6 +85,10 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
     gateway.status_providers["http"] = http_status
     reader = MetricsReader(gateway)
     dashboard = Dashboard(gateway, reader)
+    # gateway.auth (docs/IDENTITY.md): OAuth access tokens for /mcp, its metadata open to all.
+    resource_server = None if settings.auth is None else ResourceServer(settings.auth, mcp_path=settings.path)
+    if resource_server is not None:
+        gateway.status_providers["auth"] = resource_server.status
 
     async def healthz(request: Request) -> JSONResponse:
         states = {name: str(u.state) for name, u in gateway.upstreams.items()}
@@ -98,12 +103,16 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
                 yield
         finally:
             gateway.status_providers.pop("http", None)
+            if resource_server is not None:
+                gateway.status_providers.pop("auth", None)
+                await resource_server.aclose()
             frontend.close()
             if manage_gateway:
                 await gateway.stop()
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
+        *(resource_server.routes() if resource_server is not None else ()),
         *admin_routes(gateway),
         *cache_routes(gateway),
         *index_routes(gateway),
@@ -136,11 +145,14 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
                 LOGIN_PATH,
                 "/logout",
                 "/oauth/callback",  # the browser back from an upstream's authorization server (admin/oauth.py)
+                *(resource_server.metadata_paths if resource_server is not None else ()),
             ),
             open_prefixes=(STATIC_PREFIX,),
             login_path=LOGIN_PATH,
             page_paths=PAGE_PATHS,
             cookie_prefixes=("/api/", "/metrics"),
+            resource_server=resource_server,
+            mcp_path=settings.path,
         ),
     )
     return guard, frontend

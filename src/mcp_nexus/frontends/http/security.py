@@ -3,7 +3,9 @@
 Why: a browser page can reach a loopback port (DNS rebinding, cross-site POSTs), and any
 host on the network can reach a non-loopback one. So Host and Origin must name us (parsed
 strictly, see http_authority.py), and off loopback a token is mandatory (the server refuses
-to start without one, or with one shorter than MIN_TOKEN_CHARS). Every request body is capped
+to start without one, or with one shorter than MIN_TOKEN_CHARS, unless `gateway.auth` makes it
+a resource server: then OAuth access tokens are checked, resource_server.py, and the principal
+they name is put on the ASGI scope as its `user` for the frontends and the SDK's session binding). Every request body is capped
 here once for all routes (body_limit.py), after the token is checked: a method or open route
 that takes no body refuses one unread, an open route (the login form) takes a small one, and
 all bodies held at once share one budget. The threat model is in docs/SECURITY.md.
@@ -38,7 +40,9 @@ from mcp_nexus.frontends.http.body_limit import (
     declared_length,
     read_capped,
 )
+from mcp_nexus.frontends.http.resource_server import ResourceServer
 from mcp_nexus.frontends.http.session_cookie import COOKIE_NAME, LoginSessions
+from mcp_nexus.identity.token_errors import TokenRejected
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +54,9 @@ BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 OPEN_BODY_MAX_BYTES = 16 * 1024
 """Largest body an open route (no token needed: the login form) takes."""
+
+CHALLENGE = 'Bearer realm="nexus"'
+"""What a request without the static token is told (gateway.auth's challenge says more)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -66,9 +73,10 @@ class TokenRequiredError(ValueError):
     """Raised when asked to listen off loopback without a token."""
 
 
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse a non-loopback bind without a token or with a short one; warn about a short one on loopback."""
-    if not is_loopback(host) and not token:
+def check_bind(host: str, token: str | None, *, resource_server: bool = False) -> None:
+    """Refuse a non-loopback bind without a token (or OAuth, `gateway.auth`) or with a short one;
+    warn about a short one on loopback."""
+    if not is_loopback(host) and not token and not resource_server:
         raise TokenRequiredError(
             f"refusing to listen on {host}: a non-loopback address needs a bearer token "
             "(--token or NEXUS_TOKEN, or gateway.token in the config)"
@@ -102,6 +110,10 @@ class GuardSettings:
     body_budget_bytes: int | None = None
     # The dashboard's logins (session_cookie.py): a cookie counts while its login is not revoked.
     login_sessions: LoginSessions | None = field(default=None, repr=False)
+    # OAuth access tokens (gateway.auth): accepted on `mcp_path` with the required scopes, on the
+    # other guarded routes only with the admin scope. With it, no route is open for want of a token.
+    resource_server: ResourceServer | None = field(default=None, repr=False)
+    mcp_path: str = "/mcp"
 
 
 class _Denied(Exception):
@@ -176,12 +188,31 @@ class HttpGuard:
             return
         raise _Denied(403, "invalid Origin header: not a loopback origin (see gateway.allowed_origins)")
 
-    def _check_token(self, path: str, values: list[str], cookies: list[str]) -> None:
+    async def _check_token(self, scope: Scope, path: str, values: list[str], cookies: list[str]) -> None:
         token = self.settings.token
-        if not token or path in self.settings.open_paths or path.startswith(self.settings.open_prefixes):
+        server = self.settings.resource_server
+        if (
+            (not token and server is None)
+            or path in self.settings.open_paths
+            or path.startswith(self.settings.open_prefixes)
+        ):
             return
         given = values[0] if len(values) == 1 else ""
-        if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+        bearer = given[7:].strip() if given[:7].lower() == "bearer " else ""
+        if token and bearer and hmac.compare_digest(bearer.encode(), token.encode()):
+            return
+        admin = path.rstrip("/") != self.settings.mcp_path.rstrip("/")
+        if server is not None and bearer:
+            try:
+                scope["user"] = await server.authenticate(bearer, admin=admin)
+            except TokenRejected as rejected:
+                raise _Denied(
+                    rejected.status,
+                    rejected.error,
+                    error_description=rejected.description,
+                    challenge=server.challenge(rejected, admin=admin) if rejected.status != 503 else None,
+                    retry_after=1 if rejected.status == 503 else None,
+                ) from None
             return
         # The dashboard's login cookie (session_cookie.py): only when no Authorization header was sent.
         if (
@@ -196,7 +227,14 @@ class HttpGuard:
                     return
         if path in self.settings.page_paths and self.settings.login_path is not None:
             raise _Denied(303, "log in first", location=self.settings.login_path)
-        raise _Denied(401, "missing or invalid bearer token", challenge=True)
+        if server is not None and not (admin and token):
+            raise _Denied(
+                401,
+                "unauthorized",
+                error_description="this endpoint needs a bearer token (see resource_metadata)",
+                challenge=server.challenge(admin=admin),
+            )
+        raise _Denied(401, "missing or invalid bearer token", challenge=CHALLENGE)
 
     def _body_limit(self, scope: Scope) -> int:
         """The largest body this request may send: none for a bodyless method, a little for an open route."""
@@ -219,8 +257,8 @@ class HttpGuard:
         try:
             self._check_host(headers.get("host", []))
             self._check_origin(headers.get("origin", []))
-            self._check_token(
-                scope.get("path", ""), headers.get("authorization", []), headers.get("cookie", [])
+            await self._check_token(
+                scope, scope.get("path", ""), headers.get("authorization", []), headers.get("cookie", [])
             )
             if scope["type"] == "http":
                 limit = self._body_limit(scope)
@@ -257,7 +295,7 @@ async def _deny(
     status: int,
     message: str,
     *,
-    challenge: bool = False,
+    challenge: str | None = None,
     close: bool = False,
     location: str | None = None,
     retry_after: int | None = None,
@@ -271,7 +309,7 @@ async def _deny(
     if location is not None:
         headers.append((b"location", location.encode()))
     if challenge:
-        headers.append((b"www-authenticate", b'Bearer realm="nexus"'))
+        headers.append((b"www-authenticate", challenge.encode()))
     if retry_after is not None:
         headers.append((b"retry-after", str(retry_after).encode()))
     if close:

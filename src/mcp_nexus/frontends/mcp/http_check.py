@@ -37,8 +37,9 @@ from mcp_nexus.jsonrpc.message import Invalid, Request, classify
 SUPPORTED_VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
 
 
-LeanCall = Callable[[str, Any, dict[str, Any] | None], Awaitable[bytes | None]]
-"""(session id, request id, params) -> the JSON body of the answer, or None to take the SDK's path."""
+LeanCall = Callable[[str, Any, dict[str, Any] | None, Any], Awaitable[bytes | None]]
+"""(session id, request id, params, the scope's user) -> the JSON body of the answer, or None to
+take the SDK's path."""
 
 
 class McpMessageCheck:
@@ -103,7 +104,7 @@ class McpMessageCheck:
                 and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS)
                 and not _enveloped(message)
             ):
-                answer = await self.lean_call(session_id, message.id, message.params)
+                answer = await self.lean_call(session_id, message.id, message.params, scope.get("user"))
                 if answer is not None:
                     await _json(send, 200, answer)
                     return
@@ -151,7 +152,7 @@ class McpMessageCheck:
             if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
                 return None
         try:
-            result = await modern.call(message.id, params)
+            result = await modern.call(message.id, params, user=scope.get("user"))
         except Exception as exc:  # mapped as the SDK maps a modern handler's exception
             error = modern_error_data(exc).model_dump(mode="json", by_alias=True, exclude_none=True)
             answer = encode({"jsonrpc": "2.0", "id": message.id, "error": error})

@@ -30,12 +30,18 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_nexus import __version__, events
-from mcp_nexus._sdk_seams import caller_wants_progress, connection_of, touch_http_session
+from mcp_nexus._sdk_seams import (
+    caller_wants_progress,
+    connection_of,
+    http_session_owned_by,
+    touch_http_session,
+)
 from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.events import ListChanged, ListKind
 from mcp_nexus.frontends.mcp.first_list import settle_first_list
 from mcp_nexus.frontends.tool_call_entry import as_mcp_error, call_tool, client_caller, encodable
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.identity.principal import scope_user
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
@@ -158,7 +164,7 @@ class McpFrontend:
         return await call_next(ctx)
 
     async def lean_call(
-        self, session_id: str, request_id: Any, params: dict[str, Any] | None
+        self, session_id: str, request_id: Any, params: dict[str, Any] | None, user: Any = None
     ) -> bytes | None:
         """tools/call on a handshake-era HTTP session, answered as one JSON body; None when not eligible.
 
@@ -182,12 +188,15 @@ class McpFrontend:
             return None
         if not touch_http_session(self.server.session_manager, session_id):
             return None  # closed (idle, deleted): the SDK answers as it should
+        if not http_session_owned_by(self.server.session_manager, session_id, user):
+            return None  # another credential's session: the SDK answers it as unknown (404)
         client_params = connection.client_params
         caller = client_caller(
             self.frontend,
             client_params.client_info.name if client_params is not None else None,
             capabilities,
             request_id=request_id,
+            user=user,
         )
         try:
             outcome = encodable(await call_tool(self.gateway, params, caller))
@@ -274,6 +283,7 @@ class McpFrontend:
             peer=session,
             request_id=ctx.request_id,
             modern=ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
+            user=scope_user(ctx.request),
         )
 
     async def _call_tool(

@@ -74,7 +74,7 @@ class RateLimitStep:
                 )
             )
         if self.caller_limit:
-            who = f"{call.caller.frontend}:{call.caller.client or '-'}"
+            who = call.caller.identity  # the token's user when there is one (pipeline/call.py)
             checks.append(_Check("caller", who, self._item(self.caller_limit), self.caller_limit))
         return checks
 

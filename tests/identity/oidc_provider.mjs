@@ -1,0 +1,94 @@
+// A real OpenID provider (the npm `oidc-provider` package) on 127.0.0.1 for the identity tests.
+//
+// node oidc_provider.mjs <node_modules> <config.json>
+// config: {resource, keys_file, clients: [{id, secret, scope, groups, ttl}]}
+// Prints one JSON line {"issuer", "port"} once listening. Resource indicators on, access
+// tokens as JWTs (RFC 9068) for any resource a client names, client credentials and
+// introspection enabled. POST /__test/rotate replaces the signing key (a new kid) and answers
+// {"kid"}. Keys live in keys_file (created when missing), so a second provider started with the
+// same file signs with the same key under another issuer.
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [nodeModules, configPath] = process.argv.slice(2);
+const { default: Provider } = await import(
+  pathToFileURL(join(nodeModules, "oidc-provider", "lib", "index.js")).href
+);
+const config = JSON.parse(readFileSync(configPath, "utf8"));
+
+function newKey() {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return { ...privateKey.export({ format: "jwk" }), kid: `k-${randomUUID().slice(0, 8)}`, alg: "RS256", use: "sig" };
+}
+
+let keys;
+if (existsSync(config.keys_file)) {
+  keys = JSON.parse(readFileSync(config.keys_file, "utf8"));
+} else {
+  keys = [newKey()];
+  writeFileSync(config.keys_file, JSON.stringify(keys));
+}
+
+const clients = Object.fromEntries(config.clients.map((c) => [c.id, c]));
+const allScopes = "mcp:tools nexus:admin other:read";
+
+function build(issuer) {
+  const provider = new Provider(issuer, {
+    clients: config.clients.map((c) => ({
+      client_id: c.id,
+      client_secret: c.secret,
+      grant_types: ["client_credentials"],
+      response_types: [],
+      redirect_uris: [],
+      scope: c.scope ?? allScopes,
+      token_endpoint_auth_method: "client_secret_basic",
+    })),
+    jwks: { keys },
+    scopes: allScopes.split(" "),
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => config.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, indicator, client) => ({
+          scope: allScopes,
+          audience: indicator,
+          accessTokenTTL: clients[client.clientId]?.ttl ?? 600,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg: "RS256" } },
+        }),
+      },
+    },
+    extraTokenClaims: (ctx, token) => {
+      const groups = clients[token.clientId]?.groups;
+      return groups ? { groups } : undefined;
+    },
+  });
+  provider.on("server_error", (ctx, err) => console.error("server_error", err));
+  return provider;
+}
+
+let provider;
+const server = http.createServer((req, res) => {
+  if (req.method === "POST" && req.url === "/__test/rotate") {
+    keys = [newKey()];
+    writeFileSync(config.keys_file, JSON.stringify(keys));
+    provider = build(provider.issuer);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ kid: keys[0].kid }));
+    return;
+  }
+  provider.callback()(req, res);
+});
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address();
+  provider = build(`http://127.0.0.1:${port}`);
+  process.stdout.write(JSON.stringify({ issuer: provider.issuer, port }) + "\n");
+});
+process.on("SIGTERM", () => server.close(() => process.exit(0)));
