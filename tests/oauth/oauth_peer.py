@@ -7,7 +7,8 @@ port, prints `PORT <n>` and serves: the MCP endpoint `/mcp` (needs a bearer toke
 redirects to the client's redirect URI with the code, as a browser would be sent after
 a person said yes). Test hooks, unauthenticated: POST `/test/expire` (every access token
 expires now), POST `/test/revoke` (every token, access and refresh, is revoked), GET
-`/test/stats` (counts of registrations, authorizations, code and refresh exchanges).
+`/test/stats` (counts of registrations, authorizations, code and refresh exchanges), GET
+`/test/issued` (every token issued, for tests that look for them where they must not be).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class ApprovingProvider:
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
+        self.resources: dict[str, str | None] = {}  # refresh token -> the resource it was granted for
+        self.issued: list[str] = []  # every token ever issued (tests look for them where they must not be)
         self.stats = {"registrations": 0, "authorizations": 0, "code_exchanges": 0, "refreshes": 0}
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
@@ -91,6 +94,8 @@ class ApprovingProvider:
             subject="operator",
         )
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        self.resources[refresh] = resource
+        self.issued += [access, refresh]
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -118,7 +123,8 @@ class ApprovingProvider:
         self.refresh.pop(refresh_token.token, None)
         self.stats["refreshes"] += 1
         assert client.client_id
-        return self._issue(client.client_id, scopes or refresh_token.scopes, None)
+        resource = self.resources.pop(refresh_token.token, None)
+        return self._issue(client.client_id, scopes or refresh_token.scopes, resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access.get(token)
@@ -166,6 +172,10 @@ def build(port: int, token_ttl: int) -> Any:
         provider.access.clear()
         provider.refresh.clear()
         return JSONResponse({"revoked": count})
+
+    @server.custom_route("/test/issued", methods=["GET"])
+    async def issued(request: Request) -> JSONResponse:
+        return JSONResponse(provider.issued)
 
     @server.custom_route("/test/stats", methods=["GET"])
     async def stats(request: Request) -> JSONResponse:

@@ -27,6 +27,9 @@ class OAuthPeer:
     def stats(self) -> dict[str, int]:
         return dict(httpx2.get(f"{self.base}/test/stats", timeout=5).json())
 
+    def issued(self) -> list[str]:
+        return list(httpx2.get(f"{self.base}/test/issued", timeout=5).json())
+
     def expire(self) -> None:
         httpx2.post(f"{self.base}/test/expire", timeout=5).raise_for_status()
 

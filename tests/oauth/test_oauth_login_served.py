@@ -57,3 +57,39 @@ def test_needs_auth_then_login_then_calls(tmp_path: Path) -> None:
         assert status["login"] == "logged in", status
         assert status["refreshable"] is True
         assert "at_" not in json.dumps(status) and "rt_" not in json.dumps(status)
+
+
+def test_login_survives_restart_refreshes_and_revocation_needs_a_new_one(tmp_path: Path) -> None:
+    with oauth_peer(tmp_path / "peer.log", token_ttl=3600) as peer:
+        config = _config(tmp_path, peer)
+        with served(config, tmp_path) as gateway:
+            gateway.wait_state("locked", "NEEDS_AUTH")
+            _login(gateway)
+            gateway.wait_state("locked", "READY")
+        logins = peer.stats()["code_exchanges"]
+        # At rest: a key file only its owner reads, and a login file without the token in clear.
+        oauth_dir = tmp_path / "data" / "oauth"
+        assert (oauth_dir / "key").stat().st_mode & 0o777 == 0o600
+        sealed = (oauth_dir / "locked.login").read_bytes()
+        assert peer.issued() and b"access_token" not in sealed
+        assert not [token for token in peer.issued() if token.encode() in sealed]
+
+        with served(config, tmp_path) as gateway:
+            gateway.wait_state("locked", "READY")  # the stored login: no new one
+            assert peer.stats()["code_exchanges"] == logins
+            peer.expire()  # the server now refuses the access token: a 401, then a refresh
+            answer = gateway.call("locked.add", {"a": 1, "b": 1})
+            assert answer.status_code == 200, answer.text
+            assert peer.stats()["refreshes"] >= 1
+            peer.revoke()  # access and refresh tokens gone: only a new login helps
+            refused = gateway.call("locked.add", {"a": 1, "b": 1})
+            assert refused.status_code != 200, refused.text
+            row = gateway.wait_state("locked", "NEEDS_AUTH")
+            assert "nexus auth login locked" in row["last_error"]
+            again = gateway.call("locked.add", {"a": 1, "b": 1})
+            assert again.json()["code"] == -32003, again.text
+            assert "nexus auth login locked" in again.json()["error"]
+            status = gateway.get("/api/auth").text + gateway.get("/api/servers").text
+            log = gateway.log.read_text()
+        leaked = [token for token in peer.issued() if token in log or token in status]
+        assert not leaked, "a token reached the log or the admin API"

@@ -15,21 +15,13 @@ from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.session import Session
 
 
-def oauth_auth(config: ServerConfig, events: object) -> httpx2.Auth | None:
+def oauth_auth(config: ServerConfig) -> httpx2.Auth | None:
     """The server's OAuth client (`auth:` in its config), or None: its logins are the gateway's."""
     if config.auth is None:
         return None
-    from mcp_nexus.upstream.oauth.manager import manager_for
+    from mcp_nexus.upstream.oauth.manager import manager_for_config
 
-    # The session's events belong to its upstream, whose bus is the gateway's: the bus finds
-    # the gateway's OAuth manager without the transport knowing the gateway.
-    upstream = getattr(events, "upstream", None)
-    bus = getattr(upstream, "events", None)
-    if bus is None:
-        from mcp_nexus.events import EventBus
-
-        bus = EventBus()
-    return manager_for(bus).session_auth(config, upstream)
+    return manager_for_config(config).session_auth(config)
 
 
 def http_headers(config: ServerConfig) -> dict[str, str]:
@@ -73,7 +65,7 @@ class HttpSession(Session):
             timeout=timeout,
             follow_redirects=False,
             event_hooks=hooks,
-            auth=oauth_auth(config, self.events),
+            auth=oauth_auth(config),
         )
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))

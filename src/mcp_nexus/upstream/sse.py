@@ -24,7 +24,7 @@ class SseSession(Session):
                 headers=http_headers(config),
                 timeout=config.timeouts.connect,
                 sse_read_timeout=config.timeouts.sse_read,
-                auth=oauth_auth(config, self.events),
+                auth=oauth_auth(config),
             )
         )
         return JSONRPCDispatcher(read, write)

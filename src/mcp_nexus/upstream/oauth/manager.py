@@ -9,9 +9,12 @@ no reconnect loop hammers the authorization server), its reason naming the login
 finds the stored login. The `state` and `iss` of the callback reach the SDK as they came; the
 SDK checks both.
 
-One manager per gateway, found by the gateway's event bus (`manager_for`): sessions know their
-upstream and its bus, the HTTP routes know the gateway; the routes configure the manager
-(callback URL, restart) when the HTTP frontend is built.
+One manager per gateway, made by its HTTP routes (`manager_for(gateway.events)`), which tell it
+the callback URL, the servers and how to restart one. A session knows only its server's config:
+it finds the manager whose servers hold that very config object (`manager_for_config`), or the
+process's default one before any gateway's routes exist (a gateway connects its servers first).
+That a server needs a login is kept by config object too (`_needed`), so the manager that
+marks the server NEEDS_AUTH is the one that knows it, whichever made the session's provider.
 """
 
 from __future__ import annotations
@@ -70,16 +73,14 @@ class ServerLogin:
     """What the manager knows of one OAuth server."""
 
     name: str
-    needs_login: str | None = None  # why a login is needed now, None when none is
     required_scope: str | None = None  # a step-up: the scope the next login must ask for
     pending: PendingLogin | None = None
     last_error: str | None = None  # why the last login failed
-    upstream: Any = None  # the Upstream, once seen
     storage: VaultTokenStorage | None = None
 
 
 class OAuthManager:
-    def __init__(self, bus: EventBus, vault: TokenVault | None = None) -> None:
+    def __init__(self, bus: EventBus | None, vault: TokenVault | None = None) -> None:
         self.bus = bus
         self.vault: TokenVault = vault if vault is not None else EncryptedFileVault(data_subdir("oauth"))
         self.callback_base: str | None = None
@@ -88,7 +89,9 @@ class OAuthManager:
         self.login_timeout = LOGIN_TIMEOUT_S
         self._servers: dict[str, ServerLogin] = {}
         self._by_state: dict[str, PendingLogin] = {}
-        self._unsubscribe = bus.subscribe(ServerStateChanged, self._on_state)
+        if bus is not None:
+            bus.subscribe(ServerStateChanged, self._on_state)
+        _managers.add(self)
 
     def configure(
         self,
@@ -105,6 +108,8 @@ class OAuthManager:
             self.restart = restart
         if upstreams is not None:
             self.upstreams = upstreams
+            for upstream in upstreams.values():  # failed for want of a login before we were told
+                self._on_state(ServerStateChanged(upstream))
         if vault is not None:
             self.vault = vault
             for entry in self._servers.values():
@@ -165,23 +170,21 @@ class OAuthManager:
             client_metadata_url=settings.client_metadata_url,
         )
 
-    def session_auth(self, config: ServerConfig, upstream: Any = None) -> NexusOAuthProvider:
+    def owns(self, config: ServerConfig) -> bool:
+        return any(upstream.config is config for upstream in self.upstreams.values())
+
+    def session_auth(self, config: ServerConfig) -> NexusOAuthProvider:
         """The provider of one session: stored login, refresh; a needed login raises, never waits."""
-        entry = self.entry(config.name)
-        if upstream is not None:
-            entry.upstream = upstream
-        provider: NexusOAuthProvider
 
         async def refuse(authorization_url: str) -> None:
             why = await self._why(config, authorization_url)
-            self._needs_login(entry, why)
+            login_needed(config, why)
             raise AuthorizationRequired(config.name, why)
 
         async def no_callback() -> AuthorizationCodeResult:  # never reached: refuse() raised
             raise AuthorizationRequired(config.name, "no login in progress")
 
-        provider = self._provider(config, refuse, no_callback)
-        return provider
+        return self._provider(config, refuse, no_callback)
 
     async def _why(self, config: ServerConfig, authorization_url: str) -> str:
         storage = self.storage(config)
@@ -195,12 +198,11 @@ class OAuthManager:
             return "the stored login was refused and could not be refreshed"
         return "no stored login"
 
-    def _needs_login(self, entry: ServerLogin, why: str) -> None:
-        entry.needs_login = why
-        upstream = entry.upstream
-        if upstream is not None and upstream.state in (UpstreamState.READY, UpstreamState.DEGRADED):
-            # A live session lost its login (a refused refresh, a step-up): its calls stop here.
-            self._mark(upstream, why)
+    def _login_needed(self, config: ServerConfig, why: str) -> None:
+        for upstream in self.upstreams.values():
+            if upstream.config is config and upstream.state in (UpstreamState.READY, UpstreamState.DEGRADED):
+                # A live session lost its login (a refused refresh, a step-up): its calls stop here.
+                self._mark(upstream, why)
 
     def _mark(self, upstream: Any, why: str) -> None:
         message = str(AuthorizationRequired(upstream.name, why))
@@ -211,18 +213,17 @@ class OAuthManager:
         upstream = event.upstream
         if getattr(upstream.config, "auth", None) is None:
             return
-        entry = self.entry(upstream.name)
-        entry.upstream = upstream
-        if upstream.state == UpstreamState.ERROR and entry.needs_login:
+        why = _needed.get(id(upstream.config))
+        if upstream.state == UpstreamState.ERROR and why:
             # The connect failed because a login is needed: wait for one instead of retrying.
-            self._mark(upstream, entry.needs_login)
+            self._mark(upstream, why)
         elif upstream.state == UpstreamState.READY:
-            entry.needs_login = None
+            _needed.pop(id(upstream.config), None)
 
     # -- a login ---------------------------------------------------------------------------
 
     def _config(self, name: str) -> ServerConfig:
-        upstream = self.upstreams.get(name) or self.entry(name).upstream
+        upstream = self.upstreams.get(name)
         if upstream is None:
             raise LookupError(f"no server named {name!r}")
         config: ServerConfig = upstream.config
@@ -281,8 +282,10 @@ class OAuthManager:
                 raise LoginFailed(f"no answer from the browser within {self.login_timeout:g} s") from None
 
         try:
-            if entry.needs_login or entry.required_scope:
+            if id(config) in _needed or entry.required_scope:
                 await storage.clear_tokens()  # a refused or too narrow login: ask for a new one
+            if not config.auth.client_id and not await storage.registered_for_callback():
+                await storage.forget_registration()  # made for another callback URL: register anew
             provider = self._provider(config, hand_out, wait_for_browser)
             await probe_server(config, provider)
         except BaseException as exc:
@@ -296,7 +299,7 @@ class OAuthManager:
         finally:
             if pending.state:
                 self._by_state.pop(pending.state, None)
-        entry.needs_login = None
+        _needed.pop(id(config), None)
         entry.required_scope = None
         logger.info("server %s: OAuth login done", config.name)
         if self.restart is not None:
@@ -336,7 +339,7 @@ class OAuthManager:
             entry.pending.task.cancel()
         removed = await self.vault.delete(name)
         entry.storage = None
-        entry.needs_login = "logged out"
+        login_needed(config, "logged out")
         if self.restart is not None and config.enabled:
             await self.restart(name)
         return removed
@@ -350,11 +353,12 @@ class OAuthManager:
         config = self._config(name)
         entry = self.entry(name)
         summary = await self.storage(config).summary()
-        upstream = self.upstreams.get(name) or entry.upstream
+        upstream = self.upstreams.get(name)
+        why = _needed.get(id(config))
         expires_at = summary.get("expires_at")
         if entry.pending is not None and entry.pending.active:
             login = "in progress"
-        elif entry.needs_login or (upstream is not None and upstream.state == UpstreamState.NEEDS_AUTH):
+        elif why or (upstream is not None and upstream.state == UpstreamState.NEEDS_AUTH):
             login = "needed"
         elif summary["logged_in"]:
             login = "logged in"
@@ -364,7 +368,7 @@ class OAuthManager:
             "server": name,
             "state": str(upstream.state) if upstream is not None else None,
             "login": login,
-            "reason": entry.needs_login,
+            "reason": why,
             "last_error": entry.last_error,
             "login_command": login_command(name),
             "expires_in": None if expires_at is None else round(expires_at - time.time()),
@@ -407,12 +411,36 @@ class _QuietLoginNeeded(logging.Filter):
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietLoginNeeded())
 
-_managers: weakref.WeakKeyDictionary[EventBus, OAuthManager] = weakref.WeakKeyDictionary()
+_managers: weakref.WeakSet[OAuthManager] = weakref.WeakSet()
+_by_bus: weakref.WeakKeyDictionary[EventBus, OAuthManager] = weakref.WeakKeyDictionary()
+_default: list[OAuthManager] = []
+# Why a server needs a login, by the id of its config object (dropped with the object).
+_needed: dict[int, str] = {}
+
+
+def login_needed(config: ServerConfig, why: str) -> None:
+    """Record that this server needs a login; a manager serving it marks it NEEDS_AUTH."""
+    key = id(config)
+    if key not in _needed:
+        weakref.finalize(config, _needed.pop, key, None)
+    _needed[key] = why
+    for manager in list(_managers):
+        manager._login_needed(config, why)
 
 
 def manager_for(bus: EventBus) -> OAuthManager:
     """The OAuth manager of the gateway whose event bus this is (made on first use)."""
-    manager = _managers.get(bus)
+    manager = _by_bus.get(bus)
     if manager is None:
-        manager = _managers[bus] = OAuthManager(bus)
+        manager = _by_bus[bus] = OAuthManager(bus)
     return manager
+
+
+def manager_for_config(config: ServerConfig) -> OAuthManager:
+    """The manager of the gateway serving this config object, else the process's default one."""
+    for manager in list(_managers):
+        if manager.owns(config):
+            return manager
+    if not _default:
+        _default.append(OAuthManager(None))
+    return _default[0]

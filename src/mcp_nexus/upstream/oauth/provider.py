@@ -75,7 +75,9 @@ class NexusOAuthProvider(OAuthClientProvider):
                     # A 401 on a token we hold: refresh first (the SDK would authorize anew).
                     retried = True
                     await flow.aclose()
-                    self.context.token_expiry_time = 0.0  # read as expired: the SDK refreshes
+                    self.context.token_expiry_time = (
+                        1.0  # long past (0 would read as "no expiry"): the SDK refreshes
+                    )
                     self.refreshes += 1
                     logger.info("server at %s refused the access token: refreshing it", request.url.host)
                     flow = super().async_auth_flow(request)

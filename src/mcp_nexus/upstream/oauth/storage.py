@@ -1,8 +1,8 @@
 """One server's login as the SDK's `TokenStorage`: read from and written to the encrypted vault.
 
-The record is bound to the server URL and the redirect URI it was made for: a login made for
-another URL, or a registration whose redirect URI is no longer this gateway's, is not reused
-(the registration is made again; the operator logs in again). The access token's expiry is
+The record is bound to the server URL it was made for: a login made for another URL is not
+reused. A registration whose redirect URIs lack this gateway's callback (the gateway moved to
+another port) still refreshes tokens; only a new login registers again (`forget_registration`). The access token's expiry is
 kept as a time, not as the `expires_in` the token came with, so a restarted gateway still
 knows when to refresh.
 """
@@ -41,9 +41,7 @@ class VaultTokenStorage:
             record = await self.vault.load(self.server) or {}
             if record.get("server_url") != self.server_url:
                 record = {}  # made for another URL: nothing in it applies here
-            elif record.get("redirect_uri") != self.redirect_uri:
-                record.pop("client_info", None)  # registered for another callback: register again
-            record.update(server_url=self.server_url, redirect_uri=self.redirect_uri)
+            record["server_url"] = self.server_url
             self._record = record
         return self._record
 
@@ -110,6 +108,17 @@ class VaultTokenStorage:
         issued_at = float(record.get("issued_at") or expires_at)
         lifetime = max(0.0, float(expires_at) - issued_at)
         return float(expires_at) - min(REFRESH_MARGIN_S, lifetime / 10)
+
+    async def registered_for_callback(self) -> bool:
+        """Whether the stored registration may be sent to this gateway's callback."""
+        info = (await self._load()).get("client_info") or {}
+        return self.redirect_uri.rstrip("/") in {str(u).rstrip("/") for u in info.get("redirect_uris") or []}
+
+    async def forget_registration(self) -> None:
+        """Register again at the next login (the stored one names another callback)."""
+        record = await self._load()
+        record.pop("client_info", None)
+        await self._save()
 
     async def clear_tokens(self) -> None:
         """Drop the tokens, keep the registration (a new login reuses it)."""
