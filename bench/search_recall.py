@@ -50,7 +50,7 @@ class _VectorsAlone(IndexSearch):
         assert self._embedding is not None
         if not text.strip():
             return np.zeros_like(lexical)
-        return (self._vectors @ self._embedding.embed([text])[0]).astype(np.float64) + 1.0
+        return np.einsum("ij,j->i", self._vectors, self._embedding.embed([text])[0]).astype(np.float64) + 1.0
 
 
 def _no_lexicon() -> ChineseGlosser:

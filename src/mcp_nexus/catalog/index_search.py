@@ -31,7 +31,7 @@ SEMANTIC_WEIGHT = 0.5
 """How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1)."""
 EXPANSION_WEIGHT = 1.0
 """A related word (search_synonyms.py) stands in for the query's word at this fraction of its BM25."""
-MIN_SIMILARITY = 0.3
+MIN_SIMILARITY = 0.35
 """A tool sharing no word with the query is returned only from this cosine similarity on."""
 
 Ranking = Literal["hybrid", "lexical"]
@@ -166,8 +166,8 @@ class IndexSearch:
                 if at is None or other in own:
                     continue
                 used[other] = None
-                docs = indices[indptr[at] : indptr[at + 1]]
-                np.maximum.at(word, docs, EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
+                docs = indices[indptr[at] : indptr[at + 1]]  # each document once: no need for maximum.at
+                word[docs] = np.maximum(word[docs], EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
             total += word
         return total, list(used)
 
@@ -180,7 +180,9 @@ class IndexSearch:
         fused = lexical / best if best > 0 else np.zeros_like(lexical)
         if not text.strip():
             return fused
-        similarity = (self._vectors @ self._embedding.embed([text])[0]).astype(np.float64)
+        # einsum, not BLAS: a threaded BLAS matrix-vector product on a busy two-core host waits
+        # for its threads (p50 14 ms at 10,000 tools against 0.7 ms here).
+        similarity = np.einsum("ij,j->i", self._vectors, self._embedding.embed([text])[0]).astype(np.float64)
         similarity[(lexical <= 0) & (similarity < MIN_SIMILARITY)] = 0.0
         return fused + SEMANTIC_WEIGHT * np.maximum(similarity, 0.0)
 
