@@ -17,6 +17,7 @@ from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
+from mcp_nexus.catalog.tool_integrity import Hold
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
 from mcp_nexus.chains.serving import ChainTools, chain_context
 from mcp_nexus.config.config_applied import ConfigApplied
@@ -144,9 +145,7 @@ class Gateway:
         if tracer is not None:
             measured.insert(0, TraceStep(tracer))
         route = RouteStep(self.catalog, input_answerer)
-        self.pipeline = Pipeline(
-            [*measured, *self.governance.tool_steps], route, self.governance.policies
-        )
+        self.pipeline = Pipeline([*measured, *self.governance.tool_steps], route, self.governance.policies)
         self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
         self._draining = False
@@ -278,6 +277,14 @@ class Gateway:
             # At once: a caller waiting for this server to become READY looks its tools up next.
             self._rebuild()
 
+    def approve_tools(self, server: str | None = None, tool: str | None = None) -> list[Hold]:
+        """An operator's approval of held definitions (one tool, a server's, or all): pinned, and the
+        catalog rebuilt (clients told) exactly as when a server's list changes."""
+        approved = self.catalog.integrity.approve(self.upstreams, server, tool)
+        if approved:
+            self._rebuild()
+        return approved
+
     def _on_pins_changed(self) -> None:
         if self._started:
             self._rebuild()
@@ -325,15 +332,20 @@ class Gateway:
         if not self.events.wants(CallFinished):  # the common case: no per-call event to pay for
             outcome: ToolOutcome = await self._run(self.pipeline, call)
             return outcome
-        started, error = time.perf_counter(), None
+        started, error, error_type, result = time.perf_counter(), None, None, None
         try:
-            outcome = await self._run(self.pipeline, call)
+            outcome = result = await self._run(self.pipeline, call)
             return outcome
         except Exception as exc:
             error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            error_type = type(exc).__name__
             raise
         finally:
-            self.events.publish(CallFinished(name, call.caller, time.perf_counter() - started, error))
+            seconds = time.perf_counter() - started
+            finished = CallFinished(
+                name, call.caller, seconds, error, call=call, outcome=result, error_type=error_type
+            )
+            self.events.publish(finished)
 
     async def call_tool_result(
         self, name: str, arguments: dict[str, Any] | None = None, *, caller: Caller | None = None

@@ -77,13 +77,9 @@ def integrity_routes(gateway: Gateway) -> list[Route]:
                 return error_response(404, f"no server named {server!r}", path="$.server")
         else:
             return error_response(400, f"the body must be {APPROVE_BODY}")
-        approved: list[Hold] = gateway.catalog.integrity.approve(gateway.upstreams, server, tool)
+        approved: list[Hold] = gateway.approve_tools(server, tool)
         if tool is not None and not approved:
             return error_response(404, f"tool {tool!r} of server {server!r} is not held", path="$.name")
-        if approved:
-            # Private on purpose: the catalog is rebuilt (and clients told) exactly as when a server's
-            # list changes; the gateway has no public "rebuild now".
-            gateway._rebuild()
         return AdminJSONResponse(
             {
                 "approved": [{"server": h.server, "tool": h.tool, "exposed": h.exposed} for h in approved],
