@@ -162,6 +162,9 @@ NOT_LISTINGS = {
     "device serve",
     "device info",
     "cache clear",
+    "auth login",
+    "auth logout",
+    "auth status",  # a listing with --json, tested piped in tests/oauth/ (it needs an OAuth server)
     "bridge xiaozhi",
     "task run",
     "task show",

@@ -51,6 +51,9 @@ class NexusGroup(LazyGroup):
         "cortex": LazyGroupSpec("mcp_nexus.builtin.cortex.cli:app", "The built-in cortex server."),
         "device": LazyGroupSpec("mcp_nexus.builtin.device.cli:app", "The built-in device server."),
         "cache": LazyGroupSpec("mcp_nexus.cli.cache:app", "The result cache of a running gateway."),
+        "auth": LazyGroupSpec(
+            "mcp_nexus.cli.auth:app", "OAuth logins of a running gateway to its upstream servers."
+        ),
         "bridge": LazyGroupSpec(
             "mcp_nexus.cli.bridge:app", "Bridges from the gateway's tools to other networks."
         ),
@@ -59,6 +62,10 @@ class NexusGroup(LazyGroup):
         ),
         "index": LazyGroupSpec(
             "mcp_nexus.cli.index:app", "The tool index: saved snapshot of every server's tools."
+        ),
+        "audit": LazyGroupSpec(
+            "mcp_nexus.cli.audit:app",
+            "The audit log of tool calls and admin actions: verify its chain, tail it, export it.",
         ),
         "plugins": LazyGroupSpec(
             "mcp_nexus.cli.plugins:app",

@@ -284,7 +284,7 @@ class OAuthManager:
         try:
             if id(config) in _needed or entry.required_scope:
                 await storage.clear_tokens()  # a refused or too narrow login: ask for a new one
-            if not config.auth.client_id and not await storage.registered_for_callback():
+            if not storage.settings.client_id and not await storage.registered_for_callback():
                 await storage.forget_registration()  # made for another callback URL: register anew
             provider = self._provider(config, hand_out, wait_for_browser)
             await probe_server(config, provider)
