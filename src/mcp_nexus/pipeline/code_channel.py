@@ -217,6 +217,14 @@ class ToolChannel:
             return {"id": request_id, "ok": False, "kind": exc.kind, "error": str(exc)}, True
         except _Close as exc:
             return {"id": request_id, "ok": False, "kind": "closed", "error": str(exc)}, False
+        except Exception as exc:  # a bug behind one request must not end the others' channel
+            logger.exception("tool channel: %s request failed", op)
+            return {
+                "id": request_id,
+                "ok": False,
+                "kind": "internal",
+                "error": f"{type(exc).__name__}: {exc}",
+            }, True
         answer: dict[str, Any] = {"id": request_id, "ok": True, "value": value}
         if op == "call":
             answer["about"] = f"the result of {request.get('name')}"

@@ -70,9 +70,11 @@ class CodeMode:
         *,
         inputs: Mapping[str, Any] | None = None,
         files: Sequence[str] | None = None,
+        timeout_s: float | None = None,
     ) -> CodeRun:
         """Run `code` in the sandbox for `caller`; the code finds `inputs` as `input`, and `files`
         (bare names of the caller's offloaded files, already checked by the caller of this) under /data.
+        `timeout_s`: the run's wall-clock limit when not the sandbox's own (`sandbox_timeout`).
 
         Returns the run whatever the code did (its failures are in `result`: exit code, stderr,
         timed out). Raises SandboxInputError for a bad request, SandboxUnavailableError when no
@@ -91,7 +93,8 @@ class CodeMode:
             serving = asyncio.create_task(channel.serve(ours))  # copies the context: inner calls see the run
             try:
                 result = await self.sandbox.run(
-                    SandboxRequest(code, list(files) if files is not None else None, theirs.fileno())
+                    SandboxRequest(code, list(files) if files is not None else None, theirs.fileno()),
+                    timeout_s=timeout_s,
                 )
             finally:
                 theirs.close()

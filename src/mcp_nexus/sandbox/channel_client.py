@@ -84,8 +84,11 @@ class Channel:
             message.update(fields)
             try:
                 self._send(message)
-            except (OSError, ValueError, TypeError) as error:
-                raise ToolError(f"the request could not be sent: {error}", "refused") from None
+            except OSError as error:
+                self.closed_reason = f"the gateway closed the tool channel ({error.strerror or error})"
+                raise ChannelClosed(self.closed_reason, "closed") from None
+            except (ValueError, TypeError) as error:
+                raise ToolError(f"the request cannot be sent as JSON: {error}", "invalid_arguments") from None
             while True:
                 try:
                     line = self._read_line()
