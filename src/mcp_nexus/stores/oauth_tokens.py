@@ -92,17 +92,28 @@ def _read_key(path: Path) -> bytes:
 
 
 class EncryptedFileVault:
-    """Login records as encrypted files in one folder (`<data dir>/oauth`)."""
+    """Login records as encrypted files in one folder (default `<data dir>/oauth`, read at each use:
+    `$NEXUS_DATA_DIR` may change in one process, as between tests)."""
 
-    def __init__(self, folder: Path, *, env: dict[str, str] | None = None) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path | None = None, *, env: dict[str, str] | None = None) -> None:
+        self._folder = folder
         self._env = env
-        self._fernet: Fernet | None = None
+        self._ciphers: dict[Path, Fernet] = {}
+
+    @property
+    def folder(self) -> Path:
+        if self._folder is not None:
+            return self._folder
+        from mcp_nexus.paths import data_subdir
+
+        return data_subdir("oauth", self._env)
 
     def _cipher(self) -> Fernet:
-        if self._fernet is None:
-            self._fernet = Fernet(load_or_create_key(self.folder, self._env))
-        return self._fernet
+        folder = self.folder
+        cipher = self._ciphers.get(folder)
+        if cipher is None:
+            cipher = self._ciphers[folder] = Fernet(load_or_create_key(folder, self._env))
+        return cipher
 
     def path(self, server: str) -> Path:
         return self.folder / _file_name(server)

@@ -34,7 +34,6 @@ from pydantic import AnyUrl
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.events import EventBus, ServerStateChanged
-from mcp_nexus.paths import data_subdir
 from mcp_nexus.stores.oauth_tokens import EncryptedFileVault, TokenVault
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed, login_command
 from mcp_nexus.upstream.oauth.probe import probe_server
@@ -82,7 +81,7 @@ class ServerLogin:
 class OAuthManager:
     def __init__(self, bus: EventBus | None, vault: TokenVault | None = None) -> None:
         self.bus = bus
-        self.vault: TokenVault = vault if vault is not None else EncryptedFileVault(data_subdir("oauth"))
+        self.vault: TokenVault = vault if vault is not None else EncryptedFileVault()
         self.callback_base: str | None = None
         self.restart: Callable[[str], Awaitable[Any]] | None = None
         self.upstreams: Mapping[str, Any] = {}

@@ -1,0 +1,161 @@
+"""Nexus as the client under test of the official suite's client mode (`conformance client --command`).
+
+The harness runs its own MCP server (and authorization server) per scenario, appends that
+server's URL to the command and sets MCP_CONFORMANCE_SCENARIO (MCP_CONFORMANCE_CONTEXT for
+pre-registered clients). This driver starts `nexus serve` with that URL as its only upstream
+(bare tool names, `auth: oauth`), logs the gateway in headlessly the way a browser would (opens
+the authorization URL, follows the redirect to the gateway's /oauth/callback), then makes the
+scenario's calls through the gateway's admin API, which routes them like any MCP caller's. A
+403 insufficient_scope puts the server back in NEEDS_AUTH: the driver logs in again (the step-up)
+and repeats the call once.
+
+    python tests/oauth/conformance_driver.py http://127.0.0.1:PORT/mcp
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+VENV_BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
+READY_STATES = ("READY", "DEGRADED")
+
+
+def log(message: str) -> None:
+    print(f"[nexus-driver] {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def upstream_config(url: str) -> dict[str, Any]:
+    auth: dict[str, Any] = {}
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if context.get("client_id"):
+        auth["client_id"] = context["client_id"]
+        if context.get("client_secret"):
+            auth["client_secret"] = context["client_secret"]
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
+        # What the SDK's own conformance client offers: a Client ID Metadata Document URL.
+        auth.setdefault("client_metadata_url", "https://conformance-test.local/client-metadata.json")
+    server: dict[str, Any] = {
+        "transport": "http",
+        "url": url,
+        "namespace": "",
+        "auth": auth or "oauth",
+        "restart": {"backoff_min": 0.2, "backoff_max": 1.0},
+    }
+    return {"servers": {"upstream": server}}
+
+
+class Gateway:
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.http = httpx2.Client(timeout=60)
+
+    def state(self) -> dict[str, Any]:
+        rows = self.http.get(f"{self.base}/api/servers").json()["servers"]
+        return next(row for row in rows if row["name"] == "upstream")
+
+    def wait(self, states: tuple[str, ...], timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                state = str(self.state()["state"])
+            except (httpx2.HTTPError, StopIteration, KeyError):
+                state = ""
+            if state in states:
+                return state
+            time.sleep(0.1)
+        raise SystemExit(f"the upstream is not {'/'.join(states)} after {timeout:g} s: {self.state()}")
+
+    def login(self) -> None:
+        started = self.http.post(f"{self.base}/api/auth/upstream/login").json()
+        url = started.get("authorization_url")
+        if not url:
+            log(f"login: {started}")
+            return
+        log("login: following the authorization URL")
+        answer = self.http.get(url, follow_redirects=False)
+        location = answer.headers.get("location")
+        if answer.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise SystemExit(f"the authorization server answered {answer.status_code} without a redirect")
+        back = self.http.get(location)  # the browser arrives at the gateway's /oauth/callback
+        log(f"callback: {back.status_code}")
+
+    def ready(self) -> None:
+        state = self.wait(("READY", "DEGRADED", "NEEDS_AUTH", "ERROR"), 60)
+        if state == "NEEDS_AUTH":
+            self.login()
+            self.wait(READY_STATES, 30)
+        elif state == "ERROR":
+            raise SystemExit(f"the upstream failed: {self.state().get('last_error')}")
+
+    def tools(self) -> list[str]:
+        return [row["name"] for row in self.http.get(f"{self.base}/api/tools").json()["tools"] if "." not in row["name"]]
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> httpx2.Response:
+        answer = self.http.post(f"{self.base}/api/tools/{tool}/call", json={"arguments": arguments})
+        if answer.status_code != 200 and self.state()["state"] == "NEEDS_AUTH":
+            log(f"{tool}: the server asks for a new login (step-up): logging in again")
+            self.login()
+            self.wait(READY_STATES, 30)
+            answer = self.http.post(f"{self.base}/api/tools/{tool}/call", json={"arguments": arguments})
+        log(f"{tool}: {answer.status_code} {answer.text[:200]}")
+        return answer
+
+
+def run(url: str, scenario: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="nexus-conformance-") as folder:
+        config = Path(folder) / "nexus.json"
+        config.write_text(json.dumps(upstream_config(url)))
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_")}
+        env["NEXUS_DATA_DIR"] = str(Path(folder) / "data")
+        args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", str(port), "--no-watch"]
+        with open(Path(folder) / "gateway.log", "wb") as out:
+            proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            gateway = Gateway(f"http://127.0.0.1:{port}")
+            gateway.ready()
+            tools = gateway.tools()
+            log(f"tools: {tools}")
+            if scenario in ("tools_call", "request-metadata"):
+                gateway.call("add_numbers", {"a": 5, "b": 3})
+            elif scenario == "sse-retry":
+                gateway.call("test_reconnection", {})
+            elif scenario.startswith("auth/") and tools:
+                gateway.call(tools[0], {})
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if os.environ.get("NEXUS_DRIVER_LOG"):
+                sys.stderr.write((Path(folder) / "gateway.log").read_text())
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        raise SystemExit(f"usage: {sys.argv[0]} SERVER_URL")
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    log(f"scenario {scenario!r} at {sys.argv[-1]}")
+    run(sys.argv[-1], scenario)
+
+
+if __name__ == "__main__":
+    main()
