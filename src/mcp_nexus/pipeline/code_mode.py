@@ -50,10 +50,19 @@ def inside_code_run() -> bool:
 class CodeMode:
     """Runs Python with the tool channel for a caller; see the module's docstring."""
 
-    def __init__(self, sandbox: Sandbox, reach: ToolReach, settings: Callable[[], GatewaySettings]) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        reach: ToolReach,
+        settings: Callable[[], GatewaySettings],
+        prepare: Callable[[], None] | None = None,
+    ) -> None:
+        """`prepare` (blocking, run in a thread before each run) makes the sandbox's data folder
+        exist: the offload folder's `ensure`, since a run may come before any result was offloaded."""
         self.sandbox = sandbox
         self.reach = reach
         self.settings = settings  # read per run: a reload's new bounds apply to the next run
+        self.prepare = prepare
 
     def limits(self) -> ChannelLimits:
         settings = self.settings()
@@ -85,6 +94,8 @@ class CodeMode:
                 f"{SANDBOX_TOOL_NAME} code cannot start another {SANDBOX_TOOL_NAME} run (directly, "
                 "through call_tool or through a tool that runs code): do the work in this code instead"
             )
+        if self.prepare is not None:
+            await asyncio.to_thread(self.prepare)
         channel = ToolChannel(self.reach, caller, self.limits(), inputs)
         ours, theirs = socket.socketpair()
         token = _RUNNING.set(True)
@@ -139,7 +150,7 @@ def serve_code_mode(
         read_offloaded=offloader.folder.read_text,
         separator=lambda: catalog.separator,
     )
-    mode = CodeMode(sandbox, reach, lambda: current().gateway)
+    mode = CodeMode(sandbox, reach, lambda: current().gateway, offloader.folder.ensure)
 
     async def run_for_tool(code: str, files: Sequence[str] | None, caller: Caller) -> CodeRun:
         return await mode.run(code, caller, files=files)
