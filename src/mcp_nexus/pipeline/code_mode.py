@@ -55,7 +55,7 @@ class CodeMode:
         sandbox: Sandbox,
         reach: ToolReach,
         settings: Callable[[], GatewaySettings],
-        prepare: Callable[[], None] | None = None,
+        prepare: Callable[[], object] | None = None,
     ) -> None:
         """`prepare` (blocking, run in a thread before each run) makes the sandbox's data folder
         exist: the offload folder's `ensure`, since a run may come before any result was offloaded."""
