@@ -99,6 +99,8 @@ def tool_rows(gateway: Gateway) -> list[dict[str, Any]]:
                 "fallbacks": candidates[1:],
                 "description": entry.tool.description or "",
                 "input_schema": entry.tool.input_schema,
+                # a chain's steps (docs/CHAINS.md); null for any other tool
+                "chain": (entry.local.details or {}).get("chain") if entry.local is not None else None,
             }
         )
     return rows
@@ -393,6 +395,10 @@ def openapi_document() -> dict[str, Any]:
                                                     },
                                                     "description": {"type": "string"},
                                                     "input_schema": any_object,
+                                                    "chain": {
+                                                        "type": ["object", "null"],
+                                                        "description": "a chain's kind (steps or code) and steps",
+                                                    },
                                                 },
                                             },
                                         }

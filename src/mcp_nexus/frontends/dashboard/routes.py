@@ -123,6 +123,7 @@ class Dashboard:
             hints = tool.annotations
             policy = policies.resolve(name)
             candidates = [route.upstream.name for route in entry.candidates]
+            chain = (entry.local.details or {}).get("chain") if entry.local is not None else None
             tags = [
                 tag
                 for tag, on in (
@@ -131,6 +132,7 @@ class Dashboard:
                     ("idempotent", bool(hints and hints.idempotent_hint)),
                     ("open-world", bool(hints and hints.open_world_hint)),
                     ("gateway", entry.local is not None),
+                    ("chain", chain is not None),
                 )
                 if on
             ]
@@ -148,6 +150,7 @@ class Dashboard:
                     "timeout": policy.timeout if policy else None,
                     "offload_threshold": policy.offload_threshold if policy else None,
                     "input_schema": tool.input_schema,
+                    "chain": chain,  # a chain's steps (docs/CHAINS.md), None for any other tool
                 }
             )
         return rows

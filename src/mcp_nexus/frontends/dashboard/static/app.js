@@ -190,6 +190,14 @@
     $("#try-panel").hidden = false;
     $("#try-name").textContent = t.name;
     $("#try-description").textContent = t.description;
+    // A chain (docs/CHAINS.md): the calls it makes, in order, each through the whole pipeline.
+    const steps = $("#try-chain");
+    steps.textContent = "";
+    steps.hidden = !t.chain;
+    if (t.chain) {
+      steps.append(t.chain.kind === "code" ? "chain: a Python body, run in the sandbox" : "chain: ",
+        ...t.chain.steps.flatMap((s, i) => [i ? " → " : "", h("code", { text: `${s.id}: ${s.tool}` })]));
+    }
     const form = $("#try-form");
     form.textContent = "";
     const schema = t.input_schema || {};
