@@ -104,7 +104,8 @@ class Gateway:
             raise SystemExit(f"the upstream failed: {self.state().get('last_error')}")
 
     def tools(self) -> list[str]:
-        return [row["name"] for row in self.http.get(f"{self.base}/api/tools").json()["tools"] if "." not in row["name"]]
+        rows = self.http.get(f"{self.base}/api/tools").json()["tools"]
+        return [row["name"] for row in rows if row.get("server") == "upstream"]  # not the gateway's own
 
     def call(self, tool: str, arguments: dict[str, Any]) -> httpx2.Response:
         answer = self.http.post(f"{self.base}/api/tools/{tool}/call", json={"arguments": arguments})
@@ -126,7 +127,9 @@ def run(url: str, scenario: str) -> None:
         env["NEXUS_DATA_DIR"] = str(Path(folder) / "data")
         args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", str(port), "--no-watch"]
         with open(Path(folder) / "gateway.log", "wb") as out:
-            proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         try:
             gateway = Gateway(f"http://127.0.0.1:{port}")
             gateway.ready()

@@ -8,7 +8,10 @@
   margin, is given to it before each request.
 - No interaction in the background: `redirect_handler` is Nexus's (manager.py). A session's
   provider raises `AuthorizationRequired` where the SDK would send a person to the browser;
-  only a login's provider hands the authorization URL out.
+  only a login's provider hands the authorization URL out. The request that needed the login
+  is then sent once more and its own 401/403 answered to the transport, which turns it into
+  the JSON-RPC error of that one request: a session that was open stays open (its server is
+  NEEDS_AUTH meanwhile), a connect fails as it would without a login.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
+from mcp_nexus.upstream.oauth.errors import AuthorizationRequired
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 
 logger = logging.getLogger(__name__)
@@ -83,7 +87,14 @@ class NexusOAuthProvider(OAuthClientProvider):
                     flow = super().async_auth_flow(request)
                     outgoing = await flow.__anext__()
                     continue
-                outgoing = await flow.asend(response)
+                try:
+                    outgoing = await flow.asend(response)
+                except AuthorizationRequired:
+                    # No person here: the request goes once more, unchanged, and its refusal is
+                    # the answer (what the flow's last discovery request got would not be).
+                    await flow.aclose()
+                    yield request
+                    return
         except StopAsyncIteration:
             return
         finally:
