@@ -19,6 +19,7 @@ from mcp_nexus.catalog.index_sync import IndexSync
 from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_integrity import Hold
 from mcp_nexus.catalog.tool_listing import CALL_TOOL
+from mcp_nexus.chains.code_chain import code_chain_runner
 from mcp_nexus.chains.serving import ChainTools, chain_context
 from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
@@ -135,6 +136,8 @@ class Gateway:
             lambda: self.config,
             lambda name, arguments, caller: self.call_tool(name, arguments, caller=caller),
         )
+        if self.code_mode is not None:  # chains with a Python body run there (chains/code_chain.py)
+            self.chains.run_code = code_chain_runner(self.code_mode)
         self.metrics = MetricsStep(config.gateway.metrics_window)
         self.events.subscribe(
             ConfigApplied, lambda event: self.metrics.resize(event.new.gateway.metrics_window)

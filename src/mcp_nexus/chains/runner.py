@@ -13,10 +13,12 @@ called from code, or through call_tool, that reaches itself again) is refused.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import dataclasses
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,8 @@ from mcp_nexus.pipeline.call import Caller, ToolOutcome
 from mcp_nexus.pipeline.errors import GatewayError
 
 CHAIN_META_KEY = "nexus/chain"
+CHAIN_VIA = "chain"
+"""`Caller.via` of a call a step-list chain makes."""
 MAX_DEPTH = 8  # chains calling chains: deep enough for any composition, shallow enough to stop a runaway
 
 CallThrough = Callable[[str, dict[str, Any], Caller], Awaitable[ToolOutcome]]
@@ -54,7 +58,7 @@ class StepFailed(Exception):
     """A step that ends the chain; the message names the step and why."""
 
 
-def _error(name: str, message: str, step: dict[str, Any] | None = None) -> types.CallToolResult:
+def chain_error(name: str, message: str, step: dict[str, Any] | None = None) -> types.CallToolResult:
     meta: dict[str, Any] = {"chain": name}
     if step is not None:
         meta["failed_step"] = step
@@ -92,26 +96,41 @@ def _missing_tools(chain: ChainConfig, ids: list[str], context: ChainContext) ->
     return None
 
 
+@contextlib.contextmanager
+def enter_chain(name: str) -> Iterator[types.CallToolResult | None]:
+    """Marks `name` as running in this task for the block; yields the refusal instead (the block
+    must return it) when `name` is running already or chains are nested too deep."""
+    running = _RUNNING.get()
+    if name in running:
+        yield chain_error(
+            name, f"it is already running ({' -> '.join((*running, name))}): a chain cannot call itself"
+        )
+        return
+    if len(running) >= MAX_DEPTH:
+        yield chain_error(name, f"chains nested deeper than {MAX_DEPTH} ({' -> '.join(running)})")
+        return
+    token = _RUNNING.set((*running, name))
+    try:
+        yield None
+    finally:
+        _RUNNING.reset(token)
+
+
 async def run_chain(
     name: str, chain: ChainConfig, arguments: dict[str, Any], caller: Caller, context: ChainContext
 ) -> types.CallToolResult:
     """Run `chain` for `caller`; a failure is an error result naming the step, never an exception."""
-    running = _RUNNING.get()
-    if name in running:
-        return _error(
-            name, f"it is already running ({' -> '.join((*running, name))}): a chain cannot call itself"
-        )
-    if len(running) >= MAX_DEPTH:
-        return _error(name, f"chains nested deeper than {MAX_DEPTH} ({' -> '.join(running)})")
-    ids = chain.step_ids()
-    missing = _missing_tools(chain, ids, context)
-    if missing is not None:
-        return _error(name, missing)
-    token = _RUNNING.set((*running, name))
-    try:
-        return await _run_steps(name, chain, ids, arguments, caller, context)
-    finally:
-        _RUNNING.reset(token)
+    with enter_chain(name) as refused:
+        if refused is not None:
+            return refused
+        ids = chain.step_ids()
+        missing = _missing_tools(chain, ids, context)
+        if missing is not None:
+            return chain_error(name, missing)
+        # The caller's own identity (limits, cache scope, files), marked as a chain's call in
+        # metrics, the recent-calls log and traces.
+        inner = dataclasses.replace(caller, via=CHAIN_VIA)
+        return await _run_steps(name, chain, ids, arguments, inner, context)
 
 
 async def _run_steps(
@@ -135,13 +154,13 @@ async def _run_steps(
             filled = render(step.arguments, scope)
             last = await _call(step.tool, filled, caller, context)
         except (StepFailed, TemplateError) as exc:
-            return _error(name, f"step {index + 1} ({step_id}, {step.tool}): {exc}", shown)
+            return chain_error(name, f"step {index + 1} ({step_id}, {step.tool}): {exc}", shown)
         ran.append({**shown, "ms": round((time.perf_counter() - started) * 1000, 1)})
         results[step_id] = last
     try:
         answer = last if chain.result is None or last is None else answer_of(render(chain.result, scope))
     except (StepFailed, TemplateError) as exc:
-        return _error(name, f"result: {exc}")
+        return chain_error(name, f"result: {exc}")
     assert answer is not None  # a chain has at least one step (config/chains.py)
     meta = dict(answer.meta or {})
     meta[CHAIN_META_KEY] = {"chain": name, "steps": ran}
