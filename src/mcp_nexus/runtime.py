@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any
 
 from mcp_nexus import tracing
+from mcp_nexus.audit.writer import AuditLog
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
 from mcp_nexus.control.control_plane import ControlPlane
@@ -144,6 +145,12 @@ class Runtime:
             await _cancel_and_wait(starting)
             return
         starting.result()
+        if (options.http or options.stdio) and gateway.config.gateway.audit.enabled:
+            # Before any frontend serves, stopped after them (LIFO): every call they take is recorded.
+            audit = AuditLog(gateway.config.gateway.audit, gateway.events)
+            await audit.start()
+            gateway.status_providers["audit"] = audit.status
+            self._stack.push_async_callback(audit.stop)
         if self.control is not None:
             # Stopped before the gateway (LIFO); its worker starts after the servers, so resumed
             # tasks find their tools. One-shot CLI gateways (tasks=False) leave queued tasks alone.

@@ -173,6 +173,9 @@ NOT_LISTINGS = {
     "index sync",
     "index export",
     "index import",
+    "audit verify",
+    "audit tail",  # a listing with --json of the log's files, not of a gateway: tests/audit/
+    "audit export",
 }
 
 

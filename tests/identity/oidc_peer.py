@@ -26,6 +26,23 @@ CLIENTS: list[dict[str, Any]] = [
 ]
 
 
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def initialize(client: str = "agent", request_id: int = 0) -> dict[str, Any]:
+    """A handshake-era initialize request from an MCP client named `client`."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    }
+
+
 @dataclass
 class Idp:
     issuer: str

@@ -12,24 +12,13 @@ from pathlib import Path
 import httpx2
 import pytest
 import pytest_asyncio
-from oidc_peer import Idp, running_idp
+from oidc_peer import ACCEPT, Idp, initialize, running_idp
 
 from lifecycle.faults import document, faulty
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.runtime import Runtime, RuntimeOptions
 from support.processes import free_port
 
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "a", "version": "1"},
-    },
-}
 REFRESH_INTERVAL = 2.5  # well above what the refused requests take
 
 
@@ -65,7 +54,7 @@ async def test_a_rotated_key_is_fetched_and_made_up_kids_are_bounded(
     async def post(token: str) -> httpx2.Response:
         async with httpx2.AsyncClient(timeout=10) as client:
             return await client.post(
-                url, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, json=INITIALIZE
+                url, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, json=initialize()
             )
 
     assert (await post(rotating_idp.token("alice", resource=url))).status_code == 200

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx2
 import pytest_asyncio
-from oidc_peer import Idp
+from oidc_peer import ACCEPT, Idp, initialize
 
 from lifecycle.faults import document, faulty
 from mcp_nexus.config.load import config_from_document
@@ -23,7 +23,6 @@ from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.runtime import Runtime, RuntimeOptions
 from support.processes import free_port
 
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 STATIC = "static-token-for-the-operator-0123"
 
 
@@ -65,19 +64,6 @@ async def served(idp: Idp) -> AsyncIterator[Served]:
             yield Served(runtime, resource, f"http://127.0.0.1:{port}", calls)
         finally:
             unsubscribe()
-
-
-def initialize(request_id: int = 0) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "agent", "version": "1"},
-        },
-    }
 
 
 def echo(request_id: int = 1) -> dict[str, Any]:

@@ -63,6 +63,10 @@ class NexusGroup(LazyGroup):
         "index": LazyGroupSpec(
             "mcp_nexus.cli.index:app", "The tool index: saved snapshot of every server's tools."
         ),
+        "audit": LazyGroupSpec(
+            "mcp_nexus.cli.audit:app",
+            "The audit log of tool calls and admin actions: verify its chain, tail it, export it.",
+        ),
         "plugins": LazyGroupSpec(
             "mcp_nexus.cli.plugins:app",
             "Installed plugins: transports, pipeline steps and embedded servers, and where from.",

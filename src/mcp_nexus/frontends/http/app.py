@@ -27,6 +27,7 @@ from mcp_nexus.frontends.admin.oauth import oauth_routes
 from mcp_nexus.frontends.admin.stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
+from mcp_nexus.frontends.http.admin_audit import AdminActions
 from mcp_nexus.frontends.http.resource_server import ResourceServer
 from mcp_nexus.frontends.http.security import GuardSettings, HttpGuard
 from mcp_nexus.frontends.mcp.event_store import BoundedEventStore
@@ -131,7 +132,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         limits,
     )
     guard = HttpGuard(
-        limiter,
+        AdminActions(limiter, gateway.events, settings.path),  # for the audit log (audit/)
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,
