@@ -8,6 +8,8 @@ it expires (token_cache.py).
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +23,22 @@ from mcp_nexus.identity.token_cache import VerifiedTokens
 from mcp_nexus.identity.token_errors import TokenRejected
 
 _REQUIRED_CLAIMS = ["exp", "iss", "aud"]
+
+
+def _header(token: str) -> dict[str, Any]:
+    """The JOSE header, read without checking anything else (that is jwt.decode's, once the key is known).
+
+    Not `jwt.get_unverified_header`: it checks every segment's base64 character by character in
+    Python, which `jwt.decode` then does again: a third of a validation's cost (bench/jwt_validation.py).
+    """
+    first = token.partition(".")[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(first + "=" * (-len(first) % 4)))
+    except (ValueError, TypeError):
+        raise TokenRejected("the token is not a JWT (its header does not decode)") from None
+    if not isinstance(header, dict) or token.count(".") != 2:
+        raise TokenRejected("the token is not a JWT (header.payload.signature)")
+    return header
 
 
 class JwtVerifier:
@@ -39,10 +57,7 @@ class JwtVerifier:
         known = self.verified.get(token)
         if known is not None:
             return known
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.DecodeError as exc:
-            raise TokenRejected(f"the token is not a JWT ({exc})") from None
+        header = _header(token)
         alg = header.get("alg")
         if alg not in self._algorithms:
             raise TokenRejected(
