@@ -32,6 +32,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,12 +111,13 @@ async def lights(devices: int, count: Any) -> list[dict[str, Any]]:
         # The relay: the server's own answer, whole (the upstream without the gateway's governance).
         upstream = gw.upstreams["home"]
         raw = await upstream.call_tool("get_states", {}, timeout=30)
+        assert isinstance(raw, types.CallToolResult), raw
         relay_result = text_of(raw)
         devices_seen = [json.loads(part.text) for part in raw.content if isinstance(part, types.TextContent)]
         relay_answer = sum(
             1 for d in devices_seen if d["entity_id"].startswith("light.") and d["state"] == "on"
         )
-        relay_messages = [
+        relay_messages: list[dict[str, Any]] = [
             {"role": "user", "content": QUESTION},
             call,
             {"role": "tool", "content": relay_result},
@@ -134,7 +136,7 @@ async def lights(devices: int, count: Any) -> list[dict[str, Any]]:
             raise SystemExit(
                 f"python_sandbox did not answer a count:\n{notice[:1500]}\n---\n{text_of(sandbox)[:1500]}"
             ) from None
-        nexus_messages = [
+        nexus_messages: list[dict[str, Any]] = [
             {"role": "user", "content": QUESTION},
             call,
             {"role": "tool", "content": notice},
@@ -149,10 +151,11 @@ async def lights(devices: int, count: Any) -> list[dict[str, Any]]:
         await runtime.__aexit__(None, None, None)
     assert relay_answer == truth == nexus_answer, (relay_answer, truth, nexus_answer)
     rows = []
-    for label, tools, messages, result_text, turns in (
+    ways: tuple[tuple[str, list[dict[str, Any]], list[dict[str, Any]], str, int], ...] = (
         ("relay", home_tools, relay_messages, relay_result, 2),
         ("Nexus (offload + python_sandbox)", all_tools, nexus_messages, notice + text_of(sandbox), 3),
-    ):
+    )
+    for label, tools, messages, result_text, turns in ways:
         context = conversation_json(messages, tools)
         rows.append(
             {
@@ -254,21 +257,22 @@ async def tool_list(copies: int, count: Any) -> list[dict[str, Any]]:
             {"name": "call_tool", "arguments": json.dumps({"name": target, "arguments": arguments})}
         ],
     }
-    relay_messages = [
+    relay_messages: list[dict[str, Any]] = [
         {"role": "user", "content": ASK},
         {"role": "assistant", "tool_calls": [{"name": target, "arguments": json.dumps(arguments)}]},
     ]
-    search_messages = [
+    search_messages: list[dict[str, Any]] = [
         {"role": "user", "content": ASK},
         find_call,
         {"role": "tool", "content": json.dumps({"tools": hits}, ensure_ascii=False)},
         final_call,
     ]
     rows = []
-    for label, tools, messages, turns in (
+    ways: tuple[tuple[str, list[dict[str, Any]], list[dict[str, Any]], int], ...] = (
         (f"relay ({len(listed)} tools listed)", listed, relay_messages, 1),
         ("search mode (find_tools + call_tool listed)", [FIND_TOOLS, CALL_TOOL], search_messages, 2),
-    ):
+    )
+    for label, tools, messages, turns in ways:
         context = conversation_json(messages, tools)
         rows.append(
             {
@@ -284,11 +288,49 @@ async def tool_list(copies: int, count: Any) -> list[dict[str, Any]]:
     return rows
 
 
+async def multi_step(args: argparse.Namespace) -> None:
+    """The multi-step tasks (context_tasks.py), each done four ways, as a Markdown table."""
+    from context_cortex import CortexTask
+    from context_git import GitTask
+    from context_lights import LightsTask
+    from context_tasks import Task, run_tasks, table
+
+    name, count = tokenizer()
+    makers: dict[str, Callable[[], Task]] = {
+        "lights": lambda: LightsTask(args.devices, args.motion, args.targets),
+        "git": lambda: GitTask(args.commits),
+        "cortex": lambda: CortexTask(args.services),
+    }
+    tasks = [makers[task]() for task in args.tasks]
+    rows = await run_tasks(tasks, count, tuple(args.modes))
+    print(f"tokenizer: {name}; the model's side is scripted (no model runs), the gateway's side is real\n")
+    print(table(rows))
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=800)
     parser.add_argument("--copies", type=int, default=6)
+    parser.add_argument(
+        "--tasks",
+        nargs="*",
+        choices=["lights", "git", "cortex"],
+        help="run the multi-step tasks instead (default: all three), each four ways, and print their table",
+    )
+    parser.add_argument("--modes", nargs="+", default=["relay", "search", "offload", "code"])
+    parser.add_argument("--motion", type=int, default=60, help="lights task: rooms with a motion sensor")
+    parser.add_argument("--targets", type=int, default=40, help="lights task: lights to turn off")
+    parser.add_argument("--commits", type=int, default=300, help="git task: commits in the repository")
+    parser.add_argument("--services", type=int, default=150, help="Cortex task: services in the graph")
+    parser.add_argument("--json", action="store_true", help="with --tasks: also each row as JSON")
     args = parser.parse_args()
+    if args.tasks is not None:
+        args.tasks = args.tasks or ["lights", "git", "cortex"]
+        await multi_step(args)
+        return
     name, count = tokenizer()
     print(f"tokenizer: {name}\n")
     for row in await lights(args.devices, count):
