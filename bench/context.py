@@ -1,6 +1,11 @@
 """Context economy: what reaches the model with Nexus (offload + python_sandbox, search mode) vs a plain relay.
 
     .venv/bin/python bench/context.py [--devices 800] [--copies 6]
+    .venv/bin/python bench/context.py --tasks [lights git cortex] [--modes relay search offload code]
+
+`--tasks` runs the multi-step tasks instead (context_tasks.py: a lights/motion join, 300 git
+commits over mcp-server-git, a join over Cortex), each done four ways by a scripted model over
+a real gateway, and prints their table; the two single-step comparisons below are the default.
 
 Tokens are counted with tiktoken's o200k_base when its encoding can be loaded; tiktoken
 downloads encodings on first use, which cannot happen offline, so the same o200k_base
