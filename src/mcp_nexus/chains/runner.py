@@ -31,6 +31,7 @@ from mcp_nexus.chains.template import TemplateError, render
 from mcp_nexus.config.chains import ChainConfig
 from mcp_nexus.pipeline.call import Caller, ToolOutcome
 from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.pipeline.steps.offload import offloaded_success
 
 CHAIN_META_KEY = "nexus/chain"
 CHAIN_VIA = "chain"
@@ -178,7 +179,7 @@ async def _call(tool: str, arguments: Any, caller: Caller, context: ChainContext
         raise StepFailed(exc.error.message) from None
     if not isinstance(outcome, types.CallToolResult):
         raise StepFailed("the tool asks the caller for input, which a chain cannot give")
-    if outcome.is_error:
+    if outcome.is_error and not offloaded_success(outcome):
         raise StepFailed(f"the tool failed: {result_text(outcome) or '(no message)'}")
     return outcome
 

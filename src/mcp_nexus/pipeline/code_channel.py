@@ -38,6 +38,7 @@ from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.pipeline.sandbox_tool import SANDBOX_TOOL_NAME
 from mcp_nexus.pipeline.search_tools import MAX_FIND_LIMIT, unwrap_call_tool
 from mcp_nexus.pipeline.steps.metrics import error_class
+from mcp_nexus.pipeline.steps.offload import offloaded_success
 from mcp_nexus.pipeline.steps.ratelimit import RATE_LIMIT_META_KEY
 
 logger = logging.getLogger(__name__)
@@ -335,7 +336,7 @@ class ToolChannel:
             raise _Refused("tool_error", exc.error.message) from None
         if not isinstance(outcome, types.CallToolResult):
             raise _Refused("refused", f"{target} asks the caller for input, which code cannot give")
-        if outcome.is_error:
+        if outcome.is_error and not offloaded_success(outcome):
             limited = outcome.meta is not None and RATE_LIMIT_META_KEY in outcome.meta
             raise _Refused(
                 "rate_limited" if limited else "tool_error", result_text(outcome) or f"{target} failed"

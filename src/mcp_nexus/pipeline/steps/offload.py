@@ -82,6 +82,14 @@ def offloaded_file(result: types.CallToolResult) -> str | None:
     return info.get("file") if isinstance(info, dict) else None
 
 
+def offloaded_success(result: types.CallToolResult) -> bool:
+    """An offloaded result whose tool answered without error, though the alert standing in for it may be
+    flagged `isError` (a tool with an output schema cannot be answered with text alone): code and chains
+    read such a result back as data."""
+    info = (result.meta or {}).get(OFFLOAD_META_KEY)
+    return isinstance(info, dict) and info.get("error") is False
+
+
 class Offloader:
     """Writes payloads to the folder and builds the alert results; shared by the offload and size steps."""
 
@@ -184,7 +192,8 @@ class Offloader:
         if max_bytes is not None:
             text = utf8_cut(text, max_bytes)
         meta = {key: value for key, value in (result.meta or {}).items() if key != OFFLOAD_ERROR_META_KEY}
-        meta[OFFLOAD_META_KEY] = {"file": name, "bytes": size}
+        # "error": the tool's own answer was an error (the alert may be flagged one for its output schema alone).
+        meta[OFFLOAD_META_KEY] = {"file": name, "bytes": size, "error": bool(result.is_error)}
         answer = types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             is_error=replaced_is_error(call, result),
