@@ -1,6 +1,7 @@
 """A steady-state profile of `nexus serve --stdio` under sequential tools/call, warm-up excluded.
 
     .venv/bin/python bench/profile_gateway.py [--calls 5000] [--protocol legacy] [--era legacy] [--builtins] [--top 30]
+        [--sort cumulative] [--save gateway.prof]
 
 Starts the gateway under this script (`--serve`), which installs cProfile behind two signals:
 the driver sends 1000 warm-up calls of the bench upstream's `echo`, then SIGUSR1 (profiling on),
@@ -93,6 +94,10 @@ def main() -> None:
     parser.add_argument("--protocol", choices=["legacy", "auto"], default="legacy")
     bench.add_variant_options(parser)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument(
+        "--sort", default="tottime", help="pstats order of the listing (tottime, cumulative, ncalls)"
+    )
+    parser.add_argument("--save", type=Path, help="also keep the profile here (for pstats or snakeviz)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ[bench.DATA_DIR_ENV] = str(Path(tmp) / "data")  # a new user's data folder
@@ -116,7 +121,9 @@ def main() -> None:
             f"{collector['seconds'] * 1e6 / args.calls:.1f} us per call in collections (under cProfile); "
             f"{collector['tracked']} objects tracked, {collector['frozen']} frozen"
         )
-        stats.sort_stats("tottime").print_stats(args.top)
+        if args.save is not None:
+            stats.dump_stats(str(args.save))
+        stats.sort_stats(args.sort).print_stats(args.top)
 
 
 if __name__ == "__main__":
