@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcp_nexus.chains.template import TemplateError, placeholders, render
+from mcp_nexus.config.chain_template import TemplateError, placeholders, render
 
 SCOPE: dict[str, Any] = {
     "input": {"city": "Oslo", "limit": 5, "tags": ["a", "b"]},

@@ -1,4 +1,4 @@
-"""The encrypted login records (stores/oauth_tokens.py) and the `auth` setting's checks."""
+"""The encrypted login records (upstream/oauth/vault.py) and the `auth` setting's checks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.config.secrets import SecretRedactor
-from mcp_nexus.stores.oauth_tokens import KEY_ENV, EncryptedFileVault, TokenVaultError
+from mcp_nexus.upstream.oauth.vault import KEY_ENV, EncryptedFileVault, TokenVaultError
 
 RECORD = {"tokens": {"access_token": "at-very-secret-0123456789", "token_type": "Bearer"}, "expires_at": 1.0}
 

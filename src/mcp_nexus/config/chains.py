@@ -12,7 +12,7 @@
             arguments: {repo_path: "{{ input.repo }}", revision: "{{ steps.log.0.hash }}"}
         tool_config: {cache_ttl: 30, timeout: 20}
 
-A chain is either `steps` (straight-line calls with argument templates, chains/template.py)
+A chain is either `steps` (straight-line calls with argument templates, config/chain_template.py)
 or `code` (a Python body run in the sandbox with the tools callable from it). What can be
 checked without the servers running is checked here, at load: the name, each step's id,
 every placeholder (its form, that `steps.<id>` names an earlier step, that `input.<key>` is
@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from mcp_nexus.chains.template import TemplateError, placeholders
+from mcp_nexus.config.chain_template import TemplateError, placeholders
 from mcp_nexus.config.schema_base import Strict
 
 CHAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")

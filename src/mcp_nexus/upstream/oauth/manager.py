@@ -34,11 +34,11 @@ from pydantic import AnyUrl
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.events import EventBus, ServerStateChanged
-from mcp_nexus.stores.oauth_tokens import EncryptedFileVault, TokenVault
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed, login_command
 from mcp_nexus.upstream.oauth.probe import probe_server
 from mcp_nexus.upstream.oauth.provider import NexusOAuthProvider
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
+from mcp_nexus.upstream.oauth.vault import EncryptedFileVault, TokenVault
 from mcp_nexus.upstream.state import UpstreamState
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
 from mcp_nexus.config.oauth import OAuthSettings
-from mcp_nexus.stores.oauth_tokens import TokenVault
+from mcp_nexus.upstream.oauth.vault import TokenVault
 
 # Refresh this long before the access token expires, or after 90% of a short lifetime: a call
 # never starts with a token about to lapse on the way.
