@@ -172,3 +172,33 @@ async def test_the_cli_verifies_tails_and_exports(tmp_path: Path, broken: bool) 
     assert header.startswith("seq,time,kind,who,subject") and len(data) == 3
     none = runner.invoke(audit_cli, ["export", "--dir", str(tmp_path), "--who", "user:bob"])
     assert none.exit_code == 0 and none.output == ""
+
+
+async def test_calls_one_after_another_share_a_batch_and_each_is_written_within_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client calling tools one after another must not cost a thread hop and a file append per
+    call: records arriving within the batch window are written together, and none waits longer."""
+    import asyncio
+
+    from mcp_nexus.audit import writer
+
+    batches: list[int] = []
+    write_batch = AuditLog._write_batch
+
+    def counting(self: AuditLog, batch: list[tuple[object, float]]) -> None:
+        batches.append(len(batch))
+        write_batch(self, batch)
+
+    monkeypatch.setattr(AuditLog, "_write_batch", counting)
+    bus = EventBus()
+    log = AuditLog(AuditSettings(dir=str(tmp_path)), bus)
+    await log.start()
+    for n in range(20):  # one call after another, each a loop turn apart
+        bus.publish(finished(n))
+        await asyncio.sleep(0)
+    await asyncio.sleep(writer.BATCH_WINDOW_S * 4)
+    assert log.written == 20, "every record is on disk within the window, before any stop"
+    assert sum(batches) == 20 and len(batches) <= 2, batches
+    await log.stop()
+    assert verify(tmp_path).ok
