@@ -18,8 +18,36 @@ from support.polling import eventually_sync
 TEST_TIMEOUT_S = 3.0
 
 
+def _stat(pid: int) -> tuple[str, int]:
+    """(state, parent pid) of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1])
+
+
+def _started_elsewhere(pid: int, own_ns: str) -> bool:
+    """True when the sandbox `pid` belongs to another live test run (another xdist worker, another
+    pytest on this machine): its first ancestor in our pid namespace is a live bwrap whose parent
+    is not this process. A leaked process (its bwrap gone, reparented to init or a subreaper)
+    belongs to nobody and still counts."""
+    seen = 0
+    while pid > 1 and seen < 64:
+        seen += 1
+        try:
+            _state, parent = _stat(pid)
+            if os.readlink(f"/proc/{parent}/ns/pid") == own_ns:
+                name = Path(f"/proc/{parent}/comm").read_text().strip()
+                if name != "bwrap":
+                    return False
+                return _stat(parent)[1] != os.getpid()
+        except OSError:
+            return False
+        pid = parent
+    return False
+
+
 def sandbox_namespace_pids() -> set[int]:
-    """Live processes in a pid namespace other than ours: sandboxed ones (ours are never there).
+    """Live processes in a pid namespace other than ours: sandboxed ones (ours are never there),
+    less those another test run on this machine started and still holds (`_started_elsewhere`).
 
     Zombies are left out: they are dead, and the sandbox's init, orphaned when bwrap exits,
     waits as one until the host's init reaps it.
@@ -30,10 +58,10 @@ def sandbox_namespace_pids() -> set[int]:
         if entry.isdigit():
             try:
                 foreign = os.readlink(f"/proc/{entry}/ns/pid") != own
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                state = _stat(int(entry))[0]
             except OSError:
                 continue
-            if foreign and state not in ("Z", "X"):
+            if foreign and state not in ("Z", "X") and not _started_elsewhere(int(entry), own):
                 found.add(int(entry))
     return found
 
