@@ -44,7 +44,7 @@ DEPTH = 10
 
 
 class _VectorsAlone(IndexSearch):
-    def _fuse(self, lexical: Any, text: str) -> Any:
+    def _fuse(self, lexical: Any, text: str, weight: float) -> Any:
         import numpy as np
 
         assert self._embedding is not None

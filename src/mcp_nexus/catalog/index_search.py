@@ -27,8 +27,11 @@ from mcp_nexus.catalog.tags import name_words
 
 NAME_WEIGHT = 3
 TAG_WEIGHT = 2
-SEMANTIC_WEIGHT = 0.5
-"""How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1)."""
+SEMANTIC_WEIGHT = {"en": 0.5, "zh": 1.0}
+"""How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1), by the query's
+language (a query with Chinese words the lexicon knows is "zh"). Chosen on the 166 requests of
+tests/search/fixtures/requests.json; Chinese is flat from 0.5 to 2.5 (recall@3 0.90-0.92), English
+best at 0.5 (docs/PERFORMANCE.md)."""
 EXPANSION_WEIGHT = 1.0
 """A related word (search_synonyms.py) stands in for the query's word at this fraction of its BM25."""
 MIN_SIMILARITY = 0.35
@@ -125,11 +128,18 @@ class IndexSearch:
             if allowed is None:
                 return []
             return [self.entries[i] for i in np.flatnonzero(allowed)[:limit]]
-        gloss = _glosser().gloss(query) if CJK_RUN.search(query) else ""
-        tokens += tokenize(" ".join(query_tags)) + tokenize(gloss)
-        scores, related = self._lexical(tokens)
+        glossed = _glosser().glossed(query) if CJK_RUN.search(query) else []
+        # Each query word is one term: an English word or tag as itself, a Chinese word as the best
+        # of its senses (a sum over every sense would let a word with many senses outweigh the rest).
+        terms = [[[token]] for token in [*tokens, *tokenize(" ".join(query_tags))]]
+        terms += [[t for sense in senses if (t := tokenize(sense))] for _, senses in glossed]
+        scores, related = self._lexical(terms)
         if self._vectors is not None:
-            scores = self._fuse(scores, f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(related)}")
+            # The vector gets each Chinese word's first (most common) sense only: the mean of every
+            # sense drifts away from what was meant, while BM25 above takes the best-matching one.
+            gloss = " ".join(senses[0] for _, senses in glossed)
+            weight = SEMANTIC_WEIGHT["zh" if glossed else "en"]
+            scores = self._fuse(scores, f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(related)}", weight)
         if allowed is not None:
             scores[~allowed] = 0.0
         for i in self._by_name.get(query.strip(), ()):  # a query that is a tool's name finds it first
@@ -141,11 +151,13 @@ class IndexSearch:
         top = top[np.lexsort((top, -scores[top]))]
         return [self.entries[i] for i in top if scores[i] > 0]
 
-    def _lexical(self, tokens: list[str]) -> tuple[Any, list[str]]:
-        """BM25 per query word, each word scoring as itself or as its best related word, never both.
+    def _lexical(self, terms: list[list[list[str]]]) -> tuple[Any, list[str]]:
+        """BM25 summed over the query's terms; a term is its best alternative, an alternative the sum
+        of its words, and a word scores as itself or as its best related word, never both.
 
         Summing every related word instead would let a word with a large group ("battery":
-        memory, disk, cpu, ...) outweigh the rest of the query.
+        memory, disk, cpu, ...) outweigh the rest of the query; the same holds for the senses of a
+        Chinese word ("还有": furthermore, in addition, still).
         """
         import numpy as np
 
@@ -153,25 +165,43 @@ class IndexSearch:
         vocabulary: dict[str, int] = self._retriever.vocab_dict
         matrix = self._retriever.scores  # CSC by word: the documents holding it and their BM25 parts
         data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
-        total = np.zeros(len(self.entries), dtype=np.float64)
-        own = list(dict.fromkeys(tokens))
+        size = len(self.entries)
+        own = {token for term in terms for alternative in term for token in alternative}
         used: dict[str, None] = {}
-        for token in own:
-            word = np.zeros(len(self.entries), dtype=np.float64)
-            at = vocabulary.get(token)
-            if at is not None:
-                word[indices[indptr[at] : indptr[at + 1]]] = data[indptr[at] : indptr[at + 1]]
-            for other in RELATED.get(token, ()):
-                at = vocabulary.get(other)
-                if at is None or other in own:
-                    continue
-                used[other] = None
-                docs = indices[indptr[at] : indptr[at + 1]]  # each document once: no need for maximum.at
-                word[docs] = np.maximum(word[docs], EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
-            total += word
+        words: dict[str, Any] = {}
+
+        def word_scores(token: str) -> Any:
+            if token not in words:
+                word = np.zeros(size, dtype=np.float64)
+                at = vocabulary.get(token)
+                if at is not None:
+                    word[indices[indptr[at] : indptr[at + 1]]] = data[indptr[at] : indptr[at + 1]]
+                for other in RELATED.get(token, ()):
+                    at = vocabulary.get(other)
+                    if at is None or other in own:
+                        continue
+                    used[other] = None
+                    docs = indices[indptr[at] : indptr[at + 1]]  # each document once: no need for maximum.at
+                    word[docs] = np.maximum(word[docs], EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
+                words[token] = word
+            return words[token]
+
+        total = np.zeros(size, dtype=np.float64)
+        seen: set[tuple[tuple[str, ...], ...]] = set()
+        for term in terms:
+            key = tuple(tuple(alternative) for alternative in term)
+            if not term or key in seen:
+                continue
+            seen.add(key)
+            best = np.zeros(size, dtype=np.float64)
+            for alternative in term:
+                np.maximum(
+                    best, sum((word_scores(t) for t in dict.fromkeys(alternative)), np.zeros(size)), out=best
+                )
+            total += best
         return total, list(used)
 
-    def _fuse(self, lexical: Any, text: str) -> Any:
+    def _fuse(self, lexical: Any, text: str, weight: float) -> Any:
         """BM25 scaled to its best hit plus the weighted similarity; weak meaning alone counts as no match."""
         import numpy as np
 
@@ -184,7 +214,7 @@ class IndexSearch:
         # for its threads (p50 14 ms at 10,000 tools against 0.7 ms here).
         similarity = np.einsum("ij,j->i", self._vectors, self._embedding.embed([text])[0]).astype(np.float64)
         similarity[(lexical <= 0) & (similarity < MIN_SIMILARITY)] = 0.0
-        return fused + SEMANTIC_WEIGHT * np.maximum(similarity, 0.0)
+        return fused + weight * np.maximum(similarity, 0.0)
 
     def _with_tags(self, tags: list[str]) -> Any:
         """A boolean mask of the tools carrying every tag (one mask per tag, built once)."""
