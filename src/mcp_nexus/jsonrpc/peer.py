@@ -237,11 +237,12 @@ class JsonRpcPeer:
         timeout = opts.get("timeout")
         timer = None
         try:
-            await self._send(message)
             if timeout is not None:
                 # A timer that fails the future, not asyncio.wait_for: wait_for wraps the future
-                # and costs an extra event-loop turn on every answer (the hot path).
+                # and costs an extra event-loop turn on every answer (the hot path). Set before
+                # the write: once the request is out, the peer may be answering on this core.
                 timer = asyncio.get_running_loop().call_later(timeout, _expire, future, method, timeout)
+            await self._send(message)
             result = await future
             tail = self._progress_tail.get(request_id)
             if tail is not None and not tail.done():

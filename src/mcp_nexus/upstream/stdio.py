@@ -2,7 +2,7 @@
 
 Why not the SDK's `stdio_client`: the gateway needs what it does not give.
 1. Every request on our own JSON-RPC core (jsonrpc/), with a fast tools/call that skips
-   the typed layer: params are built as dicts, the result is validated once.
+   the typed layer: params are built as dicts, the result is validated once (tool_result.py).
 2. Immediate crash detection: EOF on stdout fails every pending call at once and ends
    the session with the exit code and the child's last stderr line.
 3. No leaks (child_process.py): the child runs in its own process group with a parent-death
@@ -20,7 +20,6 @@ import os
 from contextlib import AsyncExitStack
 from typing import Any
 
-import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
@@ -31,6 +30,7 @@ from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.session import Session, ToolOutcome, _version
 from mcp_nexus.upstream.stderr_log import StderrForwarder
+from mcp_nexus.upstream.tool_result import read_tool_outcome
 
 logger = logging.getLogger(__name__)
 
@@ -202,9 +202,7 @@ class StdioSession(Session):
         if progress is not None:
             options["on_progress"] = progress
         raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
-        if raw.get("resultType") == "input_required":
-            return types.InputRequiredResult.model_validate(raw, by_name=False)
-        return types.CallToolResult.model_validate(raw, by_name=False)
+        return read_tool_outcome(raw)
 
 
 LAST_WORDS_WAIT_S = 0.5
