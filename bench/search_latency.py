@@ -26,7 +26,7 @@ if str(ROOT / "tests") not in sys.path:
 from mcp_nexus.catalog.index_entry import IndexEntry  # noqa: E402
 from mcp_nexus.catalog.index_search import IndexSearch  # noqa: E402
 from mcp_nexus.catalog.search_embedding import shared_embedding  # noqa: E402
-from mcp_nexus.catalog.search_lexicon import shared_glosser  # noqa: E402
+from mcp_nexus.catalog.search_lexicon_cache import shared_glosser  # noqa: E402
 from mcp_nexus.catalog.tags import Tagger  # noqa: E402
 from search.real_tools import index_entries, load_requests  # noqa: E402
 

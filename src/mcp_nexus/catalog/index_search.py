@@ -239,6 +239,6 @@ def _embedding_or_none() -> StaticEmbedding | None:
 
 
 def _glosser() -> ChineseGlosser:
-    from mcp_nexus.catalog.search_lexicon import shared_glosser
+    from mcp_nexus.catalog.search_lexicon_cache import shared_glosser
 
     return shared_glosser()

