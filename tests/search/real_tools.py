@@ -22,6 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "real_tools.json"
 REQUESTS = Path(__file__).resolve().parent / "fixtures" / "requests.json"
+SEALED = Path(__file__).resolve().parent / "fixtures" / "sealed_requests.json"
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
@@ -124,6 +125,13 @@ def load_requests() -> list[dict[str, Any]]:
     """The labelled requests: {"request", "language" (en|zh), "tools" (any is right), "part" (tuning|held-out)}."""
     requests: list[dict[str, Any]] = json.loads(REQUESTS.read_text(encoding="utf-8"))
     return requests
+
+
+def load_sealed_requests() -> list[dict[str, Any]]:
+    """The sealed test set (50 English, 51 Chinese), written and committed before the second round of
+    tuning and scored once, for the final ranker: {"request", "language", "tools", "part": "sealed"}."""
+    requests: list[dict[str, Any]] = json.loads(SEALED.read_text(encoding="utf-8"))
+    return [{**request, "part": "sealed"} for request in requests]
 
 
 if __name__ == "__main__":

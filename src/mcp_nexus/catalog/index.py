@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp_nexus.catalog.index_entry import IndexEntry
-from mcp_nexus.catalog.index_search import IndexSearch
+from mcp_nexus.catalog.index_search import IndexSearch, Ranking
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot
 from mcp_nexus.catalog.tags import Tagger
 
@@ -60,6 +60,7 @@ class ToolIndex:
         self._by_name: dict[str, IndexEntry] = {}
         self._version = ""
         self._search: IndexSearch | None = None
+        self._ranking: Ranking = "hybrid"  # the sync sets tool_search.ranking
         self.tagger = Tagger()  # the sync sets the operator's rules: queries are tagged like tools
         self.set_snapshot(snapshot or IndexSnapshot())
 
@@ -77,6 +78,16 @@ class ToolIndex:
     @property
     def last_sync(self) -> str | None:
         return self._snapshot.last_sync
+
+    @property
+    def ranking(self) -> Ranking:
+        return self._ranking
+
+    @ranking.setter
+    def ranking(self, ranking: Ranking) -> None:
+        if ranking != self._ranking:
+            self._ranking = ranking
+            self._search = None  # built again, the new way, on the next search
 
     def set_snapshot(self, snapshot: IndexSnapshot) -> None:
         self._snapshot = snapshot
@@ -109,7 +120,7 @@ class ToolIndex:
 
     def search(self, query: str, tags: Sequence[str] | None = None, limit: int = 10) -> list[IndexEntry]:
         if self._search is None:
-            self._search = IndexSearch(self._entries)
+            self._search = IndexSearch(self._entries, self._ranking)
         return self._search.search(query, tags, limit, self.tagger.tags_for("", query or ""))
 
     def tags(self) -> dict[str, int]:

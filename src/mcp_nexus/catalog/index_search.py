@@ -37,7 +37,7 @@ EXPANSION_WEIGHT = 1.0
 MIN_SIMILARITY = 0.35
 """A tool sharing no word with the query is returned only from this cosine similarity on."""
 
-Ranking = Literal["hybrid", "lexical"]
+Ranking = Literal["hybrid", "bm25"]
 
 if TYPE_CHECKING:
     import bm25s
@@ -76,8 +76,8 @@ def semantic_text(entry: IndexEntry) -> str:
 
 
 class IndexSearch:
-    """`ranking="lexical"` is BM25 alone (what the bench compares against, and the fallback when
-    the embedding's package is missing)."""
+    """`ranking="bm25"` is BM25 alone, Chinese still glossed (`tool_search.ranking`; also what the
+    search falls back to when the embedding's package is missing): no model loaded, less found."""
 
     def __init__(self, entries: Sequence[IndexEntry], ranking: Ranking = "hybrid") -> None:
         self.entries = list(entries)
@@ -102,7 +102,7 @@ class IndexSearch:
             if self._embedding is not None:
                 self._vectors = self._embedding.embed([semantic_text(e) for e in self.entries])
             else:
-                self.ranking = "lexical"
+                self.ranking = "bm25"
 
     def search(
         self,

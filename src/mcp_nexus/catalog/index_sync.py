@@ -95,6 +95,7 @@ class IndexSync:
     async def start(self, servers_started: Awaitable[Any] | None = None) -> None:
         """Load the saved snapshot and apply the start rules; a needed sync runs once `servers_started` is done."""
         self.tagger()  # queries are tagged with the operator's rules too
+        self.index.ranking = self._current().gateway.tool_search.ranking
         saved = self._configured_only(await self._load())
         settings = self.settings
         reason = self._refresh_reason(saved, settings)
@@ -432,6 +433,7 @@ class IndexSync:
     def on_config(self, event: ConfigApplied) -> None:
         """A reload may change the TTL or tag rules: re-arm the timer and re-tag through an incremental pass."""
         old, new = event.old, event.new
+        self.index.ranking = new.gateway.tool_search.ranking
         if old.gateway.index != new.gateway.index or old.gateway.name_separator != new.gateway.name_separator:
             if self._timer is not None:
                 self._timer.cancel()

@@ -15,6 +15,7 @@ from pydantic import Field
 from mcp_nexus.config.schema_base import Strict
 
 SearchMode = Literal["off", "auto", "on"]
+SearchRanking = Literal["hybrid", "bm25"]
 
 DEFAULT_SEARCH_THRESHOLD = 40
 """`auto` lists everything up to this many tools: model tool choice degrades past 30-50."""
@@ -32,6 +33,10 @@ class ToolSearchSettings(Strict):
         default_factory=list, description="exposed tool names (fnmatch patterns) listed even in search mode"
     )
     limit: int = Field(default=10, ge=1, le=100, description="how many tools find_tools returns by default")
+    ranking: SearchRanking = Field(
+        default="hybrid",
+        description="hybrid: BM25 and sentence vectors, Chinese glossed; bm25: words only (no model loaded)",
+    )
     frontends: dict[str, SearchMode] = Field(
         default_factory=dict, description='mode per frontend, e.g. {"xiaozhi": "on", "stdio": "off"}'
     )
