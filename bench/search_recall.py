@@ -55,8 +55,13 @@ class _VectorsAlone(IndexSearch):
         return np.einsum("ij,j->i", self._vectors, self._embedding.embed([text])[0]).astype(np.float64) + 1.0
 
 
+class _NoGlosses(ChineseGlosser):
+    def glossed(self, text: str) -> list[tuple[str, list[str]]]:
+        return []
+
+
 def _no_lexicon() -> ChineseGlosser:
-    return ChineseGlosser({})
+    return _NoGlosses({})
 
 
 def _lexical(entries: list[IndexEntry]) -> IndexSearch:
