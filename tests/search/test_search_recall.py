@@ -1,8 +1,9 @@
 """find_tools' ranking on the labelled requests (fixtures/requests.json) over 51 real tools: it must not regress.
 
 The same set and measure as bench/search_recall.py. The target is recall@3 >= 0.9 in each
-language; the tuning part reaches it, and the held-out part (never looked at while tuning)
-must stay at least where it was measured, so a change that helps one and hurts the other shows.
+language. The held-out part was held out in the first round of tuning only; the second round
+tuned on all 166 requests, so both parts are regression guards now, and the unbiased figures
+come from the sealed set (test_search_sealed_set.py).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from search.real_tools import index_entries, load_requests
 from search_recall import first_right, scores
 
 TARGET = 0.9
-HELD_OUT_FLOOR = {"en": 0.92, "zh": 0.76}
-"""Held-out recall@3 as measured when the ranking was tuned (0.96 and 0.80), less one request's worth."""
+HELD_OUT_FLOOR = {"en": 0.92, "zh": 0.88}
+"""Held-out recall@3 as measured after the second round (0.96 and 0.92), less one request's worth."""
 
 
 @pytest.fixture(scope="module")
