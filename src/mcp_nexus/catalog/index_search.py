@@ -1,4 +1,4 @@
-"""Tool search over the index: BM25 (bm25s) and sentence vectors, fused; Chinese glossed into English.
+"""Tool search over the index: BM25 (search_bm25.py) and sentence vectors, fused; Chinese glossed into English.
 
 Two rankers, because each misses what the other finds. BM25 over names, descriptions, input
 property names and tags finds exact words ("git_status", "timezone"); names and tags are
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_nexus.catalog.index_entry import IndexEntry
+from mcp_nexus.catalog.search_bm25 import BM25Index
 from mcp_nexus.catalog.search_synonyms import RELATED
 from mcp_nexus.catalog.search_tokens import CJK_RUN, tokenize
 from mcp_nexus.catalog.tags import name_words
@@ -40,8 +41,6 @@ MIN_SIMILARITY = 0.35
 Ranking = Literal["hybrid", "bm25"]
 
 if TYPE_CHECKING:
-    import bm25s
-
     from mcp_nexus.catalog.search_embedding import StaticEmbedding
     from mcp_nexus.catalog.search_lexicon import ChineseGlosser
 
@@ -82,7 +81,7 @@ class IndexSearch:
     def __init__(self, entries: Sequence[IndexEntry], ranking: Ranking = "hybrid") -> None:
         self.entries = list(entries)
         self.ranking: Ranking = ranking
-        self._retriever: bm25s.BM25 | None = None
+        self._bm25: BM25Index | None = None
         self._embedding: StaticEmbedding | None = None
         self._vectors: Any = None  # (tools, dimensions), unit rows
         self._by_name: dict[str, list[int]] = {}
@@ -91,12 +90,7 @@ class IndexSearch:
             for key in {entry.name, entry.tool_name}:
                 self._by_name.setdefault(key, []).append(i)
         if self.entries:
-            import bm25s  # numpy and bm25s load on the first search, not with every `nexus` command
-
-            logging.getLogger("bm25s").setLevel(logging.WARNING)
-            retriever = bm25s.BM25()
-            retriever.index([document_tokens(e) for e in self.entries], show_progress=False)
-            self._retriever = retriever
+            self._bm25 = BM25Index([document_tokens(e) for e in self.entries])
             if ranking == "hybrid":
                 self._embedding = _embedding_or_none()
             if self._embedding is not None:
@@ -124,7 +118,7 @@ class IndexSearch:
         allowed = self._with_tags(wanted) if wanted else None
         query = query or ""
         tokens = tokenize(query, query=True)
-        if not tokens or self._retriever is None:
+        if not tokens or self._bm25 is None:
             if allowed is None:
                 return []
             return [self.entries[i] for i in np.flatnonzero(allowed)[:limit]]
@@ -161,10 +155,8 @@ class IndexSearch:
         """
         import numpy as np
 
-        assert self._retriever is not None
-        vocabulary: dict[str, int] = self._retriever.vocab_dict
-        matrix = self._retriever.scores  # CSC by word: the documents holding it and their BM25 parts
-        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        bm25 = self._bm25
+        assert bm25 is not None
         size = len(self.entries)
         own = {token for term in terms for alternative in term for token in alternative}
         used: dict[str, None] = {}
@@ -173,16 +165,16 @@ class IndexSearch:
         def word_scores(token: str) -> Any:
             if token not in words:
                 word = np.zeros(size, dtype=np.float64)
-                at = vocabulary.get(token)
-                if at is not None:
-                    word[indices[indptr[at] : indptr[at + 1]]] = data[indptr[at] : indptr[at + 1]]
+                held = bm25.postings(token)
+                if held is not None:
+                    word[held[0]] = held[1]
                 for other in RELATED.get(token, ()):
-                    at = vocabulary.get(other)
-                    if at is None or other in own:
+                    held = bm25.postings(other)
+                    if held is None or other in own:
                         continue
                     used[other] = None
-                    docs = indices[indptr[at] : indptr[at + 1]]  # each document once: no need for maximum.at
-                    word[docs] = np.maximum(word[docs], EXPANSION_WEIGHT * data[indptr[at] : indptr[at + 1]])
+                    docs = held[0]  # each document once: no need for maximum.at
+                    word[docs] = np.maximum(word[docs], EXPANSION_WEIGHT * held[1])
                 words[token] = word
             return words[token]
 
