@@ -52,8 +52,8 @@ class BM25Index:
         self.indptr: Any = np.array(indptr, dtype=np.int64)
         # The same float types, step by step, as bm25s: the same scores to the last bit, so ties
         # between tools fall as they did.
-        tf = np.array(frequencies, dtype=np.float32)
-        saturation = tf / (K1 * ((1 - B) + B * lengths[self.indices] / average) + tf)
+        counted = np.array(frequencies, dtype=np.float32)
+        saturation = counted / (K1 * ((1 - B) + B * lengths[self.indices] / average) + counted)
         self.data: Any = (np.array(idf, dtype=np.float32) * saturation).astype(np.float32)
 
     def postings(self, word: str) -> tuple[Any, Any] | None:
