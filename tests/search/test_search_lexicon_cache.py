@@ -48,7 +48,7 @@ def test_the_saved_lexicon_glosses_exactly_as_the_dictionary_read_in_memory(
     assert len(saved) == len(in_memory)
 
 
-def test_a_cut_short_file_is_not_trusted_but_built_again(
+def test_a_cut_short_file_is_not_trusted_and_a_new_one_replaces_other_versions(
     built: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     _, in_memory = built
@@ -58,9 +58,12 @@ def test_a_cut_short_file_is_not_trusted_but_built_again(
     assert SavedLexicon.open(cut) is None
     cut.write_bytes(b"not a lexicon\n")
     assert SavedLexicon.open(cut) is None
+    older = tmp_path / "cedict-0000000000000000.txt"  # another version's
+    older.write_bytes(b"nexus-lexicon 1\n")
     cut.unlink()
     search_lexicon_cache.write(cut, in_memory)
     assert isinstance(SavedLexicon.open(cut), SavedLexicon)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [cut.name]
 
 
 def test_a_folder_that_cannot_be_written_still_gives_a_lexicon(

