@@ -43,7 +43,7 @@ async def test_large_list_is_offloaded_with_a_preview(tmp_path: Path) -> None:
         assert "Preview: a JSON array of 400 items. First 2:" in answer
         assert '"id": "switch.0"' in answer and "light.room_1" in answer and "switch.2" not in answer
         assert len(answer.encode()) < 5120 * 0.6  # well under the threshold
-        assert result.meta and result.meta["nexus/offload"] == {"file": name, "bytes": size}
+        assert result.meta and result.meta["nexus/offload"] == {"file": name, "bytes": size, "error": False}
         # under the threshold nothing changes
         assert text(await gw.call_tool("gov.big_list", {"items": 3})).startswith("[")
 

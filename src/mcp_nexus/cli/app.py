@@ -167,8 +167,12 @@ def _load(path: Path | None) -> NexusConfig:
 
 
 def _private_config(cfg: NexusConfig) -> NexusConfig:
-    """A private gateway answers one command: it must not overwrite the serving gateway's saved tool index."""
+    """A private gateway answers one command: it must not overwrite the serving gateway's saved tool index,
+    and it reports each server's first start: a server that failed it is not restarted behind the
+    report's back (under load a restart 0.1 s later showed CONNECTING where the start had failed)."""
     cfg.gateway.index.persist = False
+    for server in cfg.servers.values():
+        server.auto_restart = False
     return cfg
 
 
