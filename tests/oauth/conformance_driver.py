@@ -57,7 +57,8 @@ def upstream_config(url: str) -> dict[str, Any]:
         "auth": auth or "oauth",
         "restart": {"backoff_min": 0.2, "backoff_max": 1.0},
     }
-    return {"servers": {"upstream": server}}
+    # No built-in servers: every scenario starts a gateway, and only the upstream under test matters.
+    return {"gateway": {"include_builtins": False}, "servers": {"upstream": server}}
 
 
 class Gateway:
