@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import bm25s
 import numpy as np
 import pytest
 
@@ -24,7 +25,6 @@ def _column(indices: np.ndarray, data: np.ndarray, size: int) -> np.ndarray:
 
 @pytest.mark.parametrize("size", [51, 1000])
 def test_the_scores_are_those_of_bm25s(size: int) -> None:
-    bm25s = pytest.importorskip("bm25s")
     entries = index_entries() if size == 51 else synthetic_catalog(size)
     documents = [document_tokens(entry) for entry in entries]
     theirs = bm25s.BM25()
