@@ -42,6 +42,7 @@ from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.steps.metrics import MetricsStep
 from mcp_nexus.pipeline.steps.route import RouteStep
 from mcp_nexus.pipeline.steps.trace import TraceStep
+from mcp_nexus.profiles.resolve import Profiles
 from mcp_nexus.relay import CallerRelay, input_answerer
 from mcp_nexus.reload_report import ReloadReport, plan_report
 from mcp_nexus.replica_sync import ListChangeFanout
@@ -108,6 +109,9 @@ class Gateway:
         if self.stores.link("index") is not None:  # a snapshot shared in Redis: tell the other replicas
             self.index_fanout = IndexSavedFanout(self.stores.events(), self.index_sync)
         self.events.subscribe(ListChanged, self.index_sync.on_list_change)
+        # Profiles (config `profiles:`, docs/IDENTITY.md): which tools each caller may reach,
+        # enforced here, in call_tool and _request, the one way in of every frontend.
+        self.profiles = Profiles(lambda: self.config, self.catalog, self.index)
         self.events.subscribe(ConfigApplied, self.index_sync.on_config)
         self._search_tools = search_tools(
             self.index,
@@ -258,7 +262,9 @@ class Gateway:
 
     def _serve_search_tools(self, config: NexusConfig) -> None:
         """find_tools and call_tool are served while some frontend or client may be in search mode."""
-        wanted = config.gateway.tool_search.ever_on
+        wanted = config.gateway.tool_search.ever_on or any(
+            mode != "off" for mode in (p.tool_search for p in config.profiles.values()) if mode is not None
+        )
         for tool in self._search_tools:
             if wanted:
                 self.catalog.local_tools[tool.name] = tool
@@ -331,7 +337,9 @@ class Gateway:
         if name == CALL_TOOL and CALL_TOOL in self.catalog.local_tools:
             # Search mode's call_tool(name, arguments) is the named call itself, through the whole pipeline.
             name, arguments = unwrap_call_tool(arguments)
-        call = ToolCall(name, arguments or {}, caller or Caller("api"), progress, meta, round_)
+        caller = self.profiles.bind(caller or Caller("api"))
+        self.profiles.check_tool(caller, name)  # outside the caller's profile: as unknown as a missing tool
+        call = ToolCall(name, arguments or {}, caller, progress, meta, round_)
         if not self.events.wants(CallFinished):  # the common case: no per-call event to pay for
             outcome: ToolOutcome = await self._run(self.pipeline, call)
             return outcome
@@ -367,7 +375,9 @@ class Gateway:
         caller: Caller | None,
         round_: InputRound | None,
     ) -> Any:
-        call = ToolCall(name, arguments, caller or Caller("api"), round=round_, method=method)
+        caller = self.profiles.bind(caller or Caller("api"))
+        self.profiles.check_request(caller, method, name)
+        call = ToolCall(name, arguments, caller, round=round_, method=method)
         return await self._run(self.requests, call)
 
     async def read_resource(

@@ -59,6 +59,7 @@ class RuntimeOptions:
     wait_ready: bool = False  # start serving only once every server is READY or failed
     signals: bool = False  # handle SIGINT/SIGTERM and own the process's children (the CLI; tests drive stop)
     tasks: bool = True  # run the control plane's queued tasks (off for one-shot CLI gateways)
+    stdio_profile: str | None = None  # the profile (config `profiles:`) the stdio client gets (--profile)
 
 
 class Runtime:
@@ -162,7 +163,9 @@ class Runtime:
         if options.stdio:
             from mcp_nexus.frontends.mcp.stdio import serve_stdio
 
-            self.stdio_task = asyncio.create_task(serve_stdio(gateway), name="stdio-frontend")
+            self.stdio_task = asyncio.create_task(
+                serve_stdio(gateway, self.options.stdio_profile), name="stdio-frontend"
+            )
             self.stdio_task.add_done_callback(lambda _t: self._stop.set())  # stdin closed: we are done
         if options.watch and self.source is not None:
             watcher = ConfigWatcher(self.source, gateway)

@@ -169,6 +169,7 @@ SECTION_SAMPLES: dict[str, dict[str, Any]] = {
             "steps": [{"tool": "t.echo", "arguments": {"x": "{{ input }}"}}],
         }
     },
+    "profiles": {"eng": {"servers": ["t"], "tools": ["tag:search"], "bind": {"groups": ["eng"]}}},
 }
 
 

@@ -225,6 +225,10 @@ def serve(
         bool,
         typer.Option("--wait-ready", help="Serve only once every server is READY or failed (for scripts)."),
     ] = False,
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", help="With --stdio: the profile (config `profiles:`) the client gets."),
+    ] = None,
 ) -> None:
     """Run the gateway. It serves at once; servers join as they become ready.
 
@@ -249,6 +253,10 @@ def serve(
             loaded.gateway.token = token
 
     apply_overrides(cfg)
+    if profile is not None:
+        problem = _profile_problem(cfg, profile, stdio)
+        if problem is not None:
+            raise typer.BadParameter(problem, param_hint="'--profile'")
     if not stdio:
         from mcp_nexus.frontends.http.security import TokenRequiredError, check_bind
 
@@ -263,8 +271,20 @@ def serve(
     env_path = os.environ.get("NEXUS_CONFIG")
     chosen = config if config is not None else (Path(env_path) if env_path else None)
     source = ConfigSource(chosen, apply_overrides) if chosen is not None else None
-    options = RuntimeOptions(http=not stdio, stdio=stdio, watch=watch, wait_ready=wait_ready, signals=True)
+    options = RuntimeOptions(
+        http=not stdio, stdio=stdio, watch=watch, wait_ready=wait_ready, signals=True, stdio_profile=profile
+    )
     raise typer.Exit(_run(_serve(cfg, options, source, banner=not quiet)))
+
+
+def _profile_problem(cfg: NexusConfig, profile: str, stdio: bool) -> str | None:
+    """Why `--profile` cannot be used as given (None: it can)."""
+    if not stdio:
+        return "--profile is for --stdio; over HTTP each profile is served at <path>/<profile>"
+    if profile not in cfg.profiles:
+        known = ", ".join(sorted(cfg.profiles)) or "none are configured"
+        return f"no profile {profile!r} in the config (profiles: {known})"
+    return None
 
 
 async def _serve(

@@ -11,6 +11,7 @@ from mcp_nexus.config.chains import ChainConfig, check_chains
 from mcp_nexus.config.control import ControlSettings, LLMSettings
 from mcp_nexus.config.identity import ResourceServerSettings
 from mcp_nexus.config.oauth import OAuthSettings, parse_auth
+from mcp_nexus.config.profiles import ProfileConfig, check_named_profiles, check_profiles
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.config.stores import StoresSettings
@@ -179,7 +180,8 @@ class ServerConfig(CallPolicy):
     headers: dict[str, str] = Field(default_factory=dict)
     api_key: str | None = Field(default=None, repr=False)
     auth: OAuthSettings | None = Field(
-        default=None, description='"oauth" or OAuth settings: log in to an OAuth-protected server (docs/OAUTH.md)'
+        default=None,
+        description='"oauth" or OAuth settings: log in to an OAuth-protected server (docs/OAUTH.md)',
     )
     timeouts: Timeouts = Field(default_factory=Timeouts)
     protocol: Literal["auto", "legacy"] = Field(
@@ -507,6 +509,8 @@ class NexusConfig(_Strict):
     control: ControlSettings = Field(default_factory=ControlSettings)
     # Composite tools the operator writes (config/chains.py, docs/CHAINS.md), by tool name.
     chains: dict[str, ChainConfig] = Field(default_factory=dict)
+    # Named views of the catalog bound to identities (config/profiles.py, docs/IDENTITY.md).
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     source_format: str = "nexus"
     # What `${VAR}` substitution put into this config: never shown, redacted from logs.
     _interpolated: frozenset[str] = PrivateAttr(default_factory=frozenset)
@@ -534,9 +538,21 @@ class NexusConfig(_Strict):
     def _check_chains(cls, value: dict[str, ChainConfig]) -> dict[str, ChainConfig]:
         return check_chains(value, CallPolicy) if value else value
 
+    @field_validator("profiles")
+    @classmethod
+    def _check_profiles(cls, value: dict[str, ProfileConfig]) -> dict[str, ProfileConfig]:
+        return check_profiles(value) if value else value
+
     @model_validator(mode="after")
     def _check_names(self) -> NexusConfig:
         for key, server in self.servers.items():
             if server.name != key:
                 raise ValueError(f"server key {key!r} and its name {server.name!r} differ")
+        xiaozhi = self.xiaozhi
+        named = {
+            "xiaozhi.profile": xiaozhi.profile,
+            "xiaozhi.envelope_server.profile": xiaozhi.envelope_server.profile,
+            "xiaozhi.envelope_client.profile": xiaozhi.envelope_client.profile,
+        }
+        check_named_profiles(self.profiles, named)
         return self

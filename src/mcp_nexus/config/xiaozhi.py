@@ -63,6 +63,7 @@ class EnvelopeServerSettings(Strict):
     )
     page_bytes: int = Field(default=DEVICE_PAGE_BYTES, ge=256, description="tools/list page cap")
     tools: ToolFilter = Field(default_factory=ToolFilter)
+    profile: str | None = Field(default=None, description="the profile (config `profiles:`) its peers are in")
 
     @field_validator("path")
     @classmethod
@@ -98,6 +99,7 @@ class EnvelopeClientSettings(Reconnect):
     )
     page_bytes: int = Field(default=DEVICE_PAGE_BYTES, ge=256, description="tools/list page cap")
     tools: ToolFilter = Field(default_factory=ToolFilter)
+    profile: str | None = Field(default=None, description="the profile (config `profiles:`) its calls are in")
 
     @field_validator("url")
     @classmethod
@@ -117,6 +119,9 @@ class XiaozhiSettings(Reconnect):
         description="max bytes of one tool result (default: gateway.result_limits.xiaozhi)",
     )
     tools: ToolFilter = Field(default_factory=ToolFilter)
+    profile: str | None = Field(
+        default=None, description="the profile (config `profiles:`) the endpoints' calls are in"
+    )
     ping_interval: float = Field(default=25.0, gt=0, description="seconds between WebSocket pings")
     ping_timeout: float = Field(
         default=20.0, gt=0, description="seconds a pong may take before the socket is dead"

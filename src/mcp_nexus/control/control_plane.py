@@ -140,7 +140,9 @@ class ControlPlane:
     async def _call_tool(
         self, name: str, arguments: dict[str, Any], task: UnifiedTask
     ) -> types.CallToolResult:
-        return await self.gateway.call_tool_result(name, arguments, caller=Caller("executor", client=task.id))
+        # In the starter's profile: a task reaches no tool its starter could not (profiles/resolve.py).
+        caller = Caller("executor", client=task.id, profile=task.profile)
+        return await self.gateway.call_tool_result(name, arguments, caller=caller)
 
     def redacted(self, task: UnifiedTask) -> UnifiedTask:
         """A copy of `task` with every configured secret masked in all of its text: what leaves Nexus."""
@@ -167,9 +169,11 @@ class ControlPlane:
         context: dict[str, Any] | None = None,
         user_intent: str | None = None,
         owner: str | None = None,
+        profile: str | None = None,
     ) -> UnifiedTask:
         task = UnifiedTask(
             owner=owner,
+            profile=profile,
             execution_data=ExecutionData(goal=goal, user_intent=user_intent or goal),
             context=context or {},
             mode=mode or self.settings.mode,  # type: ignore[arg-type]

@@ -113,6 +113,7 @@ class UnifiedTask(BaseModel):
     deadline_at: float | None = None
     resumed: int = 0  # times the task was picked up again after a restart
     owner: str | None = None  # the caller identity that started it (frontend:client), e.g. "http:claude"
+    profile: str | None = None  # the starter's profile (config `profiles:`): the task's calls stay in it
 
     @property
     def goal(self) -> str:

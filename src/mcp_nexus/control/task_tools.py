@@ -36,6 +36,7 @@ class TaskOperations(Protocol):
         mode: str | None = ...,
         context: dict[str, Any] | None = ...,
         owner: str | None = ...,
+        profile: str | None = ...,
     ) -> UnifiedTask: ...
 
     async def get(self, task_id: str) -> UnifiedTask: ...
@@ -97,6 +98,18 @@ def _task_id(arguments: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _user_of(caller: Any) -> str | None:
+    """The identity of a caller with an access token (a user), None for the operator's own clients."""
+    return caller.identity if getattr(caller, "principal", None) is not None else None
+
+
+def _check_owner(task: UnifiedTask, caller: Any) -> None:
+    """A user's view of another's task is the answer for a task that does not exist."""
+    user = _user_of(caller)
+    if user is not None and task.owner != user:
+        raise TaskNotFoundError(task.id)
+
+
 def task_tools(control: TaskOperations) -> list[LocalTool]:
     settings = control.settings
 
@@ -120,7 +133,8 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
         if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
             return _error(f"'wait_seconds' must be a number of seconds >= 0, got {wait!r}")
         owner = getattr(caller, "identity", None)
-        task = await control.submit(goal.strip(), mode=mode, context=context, owner=owner)
+        profile = getattr(caller, "profile", None)
+        task = await control.submit(goal.strip(), mode=mode, context=context, owner=owner, profile=profile)
         reported = 0
         pending: set[asyncio.Future[None]] = set()
 
@@ -155,6 +169,7 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
             return _error("nexus.task_status needs 'task_id' (a string)")
         try:
             task = await control.get(task_id)
+            _check_owner(task, caller)
         except TaskNotFoundError as exc:
             return _error(str(exc))
         view = task.view(exchanges=bool(arguments.get("details")))
@@ -165,6 +180,7 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
         if task_id is None:
             return _error("nexus.cancel_task needs 'task_id' (a string)")
         try:
+            _check_owner(await control.get(task_id), caller)
             task = await control.cancel(task_id)
         except TaskNotFoundError as exc:
             return _error(str(exc))
@@ -177,7 +193,11 @@ def task_tools(control: TaskOperations) -> list[LocalTool]:
         limit = arguments.get("limit", 20)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             return _error(f"'limit' must be a whole number from 1 to 500, got {limit!r}")
-        tasks = await control.list(TaskStatus(status) if status else None, limit)
+        if _user_of(caller) is None:
+            tasks = await control.list(TaskStatus(status) if status else None, limit)
+        else:  # a user lists their own tasks only
+            every = await control.list(TaskStatus(status) if status else None, 500)
+            tasks = [task for task in every if task.owner == caller.identity][:limit]
         rows = [task.summary() for task in tasks]
         text = "\n".join(f"{r['id']} {r['status']:<9} {r['goal']}" for r in rows) or "no tasks"
         return _answer(text, {"tasks": rows})

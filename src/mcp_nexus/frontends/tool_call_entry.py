@@ -46,9 +46,11 @@ def client_caller(
     modern: bool = False,
     sees: Callable[[str], str | None] | None = None,
     user: Any = None,
+    profile: str | None = None,
 ) -> Caller:
     """Who is calling, from what an MCP client declared (its name and capabilities) and, over
-    HTTP with gateway.auth, the ASGI scope's `user` the token was validated into."""
+    HTTP with gateway.auth, the ASGI scope's `user` the token was validated into; `profile` is
+    the one the way in names (`/mcp/<profile>`, `--profile`, a Xiaozhi endpoint's)."""
     if isinstance(capabilities, types.ClientCapabilities):
         capabilities = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
     return Caller(
@@ -60,6 +62,7 @@ def client_caller(
         modern=modern,
         sees=sees,
         principal=principal_of(user),
+        profile=profile,
     )
 
 

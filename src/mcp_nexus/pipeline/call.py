@@ -56,6 +56,13 @@ class Caller:
     via: str | None = None
     # Who the caller's access token names (gateway.auth, identity/principal.py); None without one.
     principal: Principal | None = None
+    # The profile (config `profiles:`) the caller's way in names (`/mcp/<profile>`, `--profile`, a
+    # Xiaozhi endpoint's); None: chosen by the token's bindings (profiles/resolve.py). Once the
+    # gateway has bound the caller it is the profile in force.
+    profile: str | None = None
+    # Whether the caller's profile lets it reach a gateway tool name; None: every tool. Set only by
+    # the gateway (profiles/resolve.py), which also enforces it; listings read it.
+    reaches: Callable[[str], bool] | None = None
 
     @property
     def back_channel(self) -> bool:

@@ -91,6 +91,9 @@ class _Close(Exception):
 
 
 def _visible(caller: Caller, name: str) -> bool:
+    # The frontend's filter, and the caller's profile (profiles/resolve.py; the gateway enforces it too).
+    if caller.reaches is not None and not caller.reaches(name):
+        return False
     return caller.sees is None or caller.sees(name) is not None
 
 

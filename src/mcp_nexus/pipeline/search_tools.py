@@ -134,7 +134,12 @@ def search_tools(
             )
         if not query.strip() and not tags:
             return _text("give a 'query' (what the tool should do) or 'tags'", error=True)
-        found = index.search(query, tags, limit)
+        reaches = caller.reaches if caller is not None else None
+        if reaches is None:
+            found = index.search(query, tags, limit)
+        else:  # the caller's profile (profiles/): the whole ranking, filtered, so its own tools are found
+            every = index.search(query, tags, max(limit, len(catalog.tools)))
+            found = [entry for entry in every if reaches(entry.name)][:limit]
         rows, left_out = fit_cards(
             [
                 {

@@ -1,7 +1,8 @@
 """The HTTP side: streamable-HTTP MCP at `/mcp` (both eras), the admin API at `/api`, a health probe,
 all behind `HttpGuard`; handshake-era sessions behind `HttpSessionLimiter`.
 
-In order, a request passes: HttpGuard (Host, Origin, token, body cap and budget), the session
+In order, a request passes: ProfileMount (`/mcp/<profile>` served as `/mcp`), HttpGuard (Host,
+Origin, token, body cap and budget), ProfileAccess (the token bound to that profile), the session
 limits (http_sessions.py, `/mcp` only), the JSON-RPC check (mcp_http_check.py, POST `/mcp`),
 then the routes.
 """
@@ -38,6 +39,7 @@ from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.frontends.metrics.routes import metrics_routes
 from mcp_nexus.frontends.metrics.snapshot import MetricsReader
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.profiles.endpoint import ProfileAccess, ProfileMount
 
 SESSION_CAP_SLACK = 64
 
@@ -132,7 +134,8 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         limits,
     )
     guard = HttpGuard(
-        AdminActions(limiter, gateway.events, settings.path),  # for the audit log (audit/)
+        # For the audit log (audit/); a token not bound to the profile of `/mcp/<profile>` is refused.
+        AdminActions(ProfileAccess(limiter, gateway.profiles.admits), gateway.events, settings.path),
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,
@@ -156,4 +159,5 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             mcp_path=settings.path,
         ),
     )
-    return guard, frontend
+    # `/mcp/<profile>` is served as `/mcp` with the profile kept on the request (profiles/endpoint.py).
+    return ProfileMount(guard, settings.path, lambda: gateway.config.profiles), frontend

@@ -33,12 +33,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_nexus.frontends.mcp.modern_call import ModernToolCall
 from mcp_nexus.jsonrpc import ParseError, decode_checked, encode, lone_surrogate
 from mcp_nexus.jsonrpc.message import Invalid, Request, classify
+from mcp_nexus.profiles.endpoint import PROFILE_SCOPE_KEY
 
 SUPPORTED_VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
 
 
-LeanCall = Callable[[str, Any, dict[str, Any] | None, Any], Awaitable[bytes | None]]
-"""(session id, request id, params, the scope's user) -> the JSON body of the answer, or None to
+LeanCall = Callable[[str, Any, dict[str, Any] | None, Any, str | None], Awaitable[bytes | None]]
+"""(session id, request id, params, the scope's user, the profile of `/mcp/<profile>`) -> the JSON body of the answer, or None to
 take the SDK's path."""
 
 
@@ -104,7 +105,9 @@ class McpMessageCheck:
                 and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS)
                 and not _enveloped(message)
             ):
-                answer = await self.lean_call(session_id, message.id, message.params, scope.get("user"))
+                answer = await self.lean_call(
+                    session_id, message.id, message.params, scope.get("user"), scope.get(PROFILE_SCOPE_KEY)
+                )
                 if answer is not None:
                     await _json(send, 200, answer)
                     return
@@ -152,7 +155,9 @@ class McpMessageCheck:
             if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
                 return None
         try:
-            result = await modern.call(message.id, params, user=scope.get("user"))
+            result = await modern.call(
+                message.id, params, user=scope.get("user"), profile=scope.get(PROFILE_SCOPE_KEY)
+            )
         except Exception as exc:  # mapped as the SDK maps a modern handler's exception
             error = modern_error_data(exc).model_dump(mode="json", by_alias=True, exclude_none=True)
             answer = encode({"jsonrpc": "2.0", "id": message.id, "error": error})

@@ -82,7 +82,9 @@ class ModernToolCall:
         """A plain call with a valid envelope (validated here once per distinct envelope)."""
         return plain_call(params) and self._known_identity(params["_meta"]) is not None  # type: ignore[index]
 
-    async def call(self, request_id: Any, params: Mapping[str, Any], *, user: Any = None) -> dict[str, Any]:
+    async def call(
+        self, request_id: Any, params: Mapping[str, Any], *, user: Any = None, profile: str | None = None
+    ) -> dict[str, Any]:
         """The result of an accepted call, as the SDK's runner would put it on the wire.
 
         Raises MCPError (the pipeline's errors, mapped as on the SDK's path: tool_call_entry).
@@ -90,7 +92,13 @@ class ModernToolCall:
         identity = self._known_identity(params["_meta"])
         assert identity is not None, "call() is for calls accepts() took"
         caller = client_caller(
-            self.frontend.frontend, identity[0], identity[1], request_id=request_id, modern=True, user=user
+            self.frontend.frontend,
+            identity[0],
+            identity[1],
+            request_id=request_id,
+            modern=True,
+            user=user,
+            profile=profile or self.frontend.profile,
         )
         outcome = encodable(await call_tool(self.frontend.gateway, params, caller))
         result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -45,6 +45,7 @@ from mcp_nexus.identity.principal import scope_user
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
 from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.profiles.endpoint import scope_profile
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +100,12 @@ def _list_cache_hints(ttl_seconds: float) -> dict[CacheableMethod, CacheHint]:
 class McpFrontend:
     """Adapts the gateway to the SDK server and fans list changes out to every connected client."""
 
-    def __init__(self, gateway: Gateway, frontend: str) -> None:
+    def __init__(self, gateway: Gateway, frontend: str, *, profile: str | None = None) -> None:
         self.gateway = gateway
         self.frontend = frontend
+        # The profile every caller of this frontend gets (`nexus serve --stdio --profile`); over HTTP
+        # `/mcp/<profile>` names one per request instead (profiles/endpoint.py).
+        self.profile = profile
         self.bus = InMemorySubscriptionBus()
         # Handshake-era connections, to push list_changed on their standalone channel.
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -164,7 +168,12 @@ class McpFrontend:
         return await call_next(ctx)
 
     async def lean_call(
-        self, session_id: str, request_id: Any, params: dict[str, Any] | None, user: Any = None
+        self,
+        session_id: str,
+        request_id: Any,
+        params: dict[str, Any] | None,
+        user: Any = None,
+        profile: str | None = None,
     ) -> bytes | None:
         """tools/call on a handshake-era HTTP session, answered as one JSON body; None when not eligible.
 
@@ -197,6 +206,7 @@ class McpFrontend:
             capabilities,
             request_id=request_id,
             user=user,
+            profile=profile or self.profile,
         )
         try:
             outcome = encodable(await call_tool(self.gateway, params, caller))
@@ -248,9 +258,11 @@ class McpFrontend:
         settled = await self._first_list(ctx, "tools")
         session = ctx.session
         client = session.client_params.client_info.name if session.client_params else None
-        tools = listed_tools(
-            self.gateway.catalog, self.gateway.config.gateway.tool_search, self.frontend, client
-        )
+        # Only the caller's profile's tools (profiles/resolve.py), in its search mode when it sets one.
+        caller = self.caller(ctx)
+        profiles = self.gateway.profiles
+        settings = profiles.search_settings(caller, self.gateway.config.gateway.tool_search)
+        tools = profiles.tools(caller, listed_tools(self.gateway.catalog, settings, self.frontend, client))
         return types.ListToolsResult(tools=tools) if settled else types.ListToolsResult(tools=tools, ttl_ms=0)
 
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
@@ -284,6 +296,7 @@ class McpFrontend:
             request_id=ctx.request_id,
             modern=ctx.protocol_version in MODERN_PROTOCOL_VERSIONS,
             user=scope_user(ctx.request),
+            profile=scope_profile(ctx.request) or self.profile,
         )
 
     async def _call_tool(
@@ -307,7 +320,7 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         settled = await self._first_list(ctx, "resources")
-        resources = self.gateway.catalog.resource_list
+        resources = self.gateway.profiles.resources(self.caller(ctx), self.gateway.catalog.resource_list)
         if settled:
             return types.ListResourcesResult(resources=resources)
         return types.ListResourcesResult(resources=resources, ttl_ms=0)
@@ -316,7 +329,7 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         settled = await self._first_list(ctx, "resource_templates")
-        templates = self.gateway.catalog.template_list
+        templates = self.gateway.profiles.templates(self.caller(ctx), self.gateway.catalog.template_list)
         if settled:
             return types.ListResourceTemplatesResult(resource_templates=templates)
         return types.ListResourceTemplatesResult(resource_templates=templates, ttl_ms=0)
@@ -349,7 +362,7 @@ class McpFrontend:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         settled = await self._first_list(ctx, "prompts")
-        prompts = self.gateway.catalog.prompt_list
+        prompts = self.gateway.profiles.prompts(self.caller(ctx), self.gateway.catalog.prompt_list)
         if settled:
             return types.ListPromptsResult(prompts=prompts)
         return types.ListPromptsResult(prompts=prompts, ttl_ms=0)

@@ -97,9 +97,9 @@ def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
 
 
 class StdioServer:
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Gateway, profile: str | None = None) -> None:
         self.gateway = gateway
-        self.frontend = McpFrontend(gateway, "stdio")
+        self.frontend = McpFrontend(gateway, "stdio", profile=profile)
         self.modern_call = ModernToolCall(self.frontend)
         self.peer: JsonRpcPeer | None = None
         self._era: str | None = None  # "legacy" or "modern", decided by the first request
@@ -217,7 +217,14 @@ class StdioServer:
                 if connection.client_capabilities
                 else {},
             )
-        caller = client_caller("stdio", known[1], known[2], peer=self._client, request_id=dctx.request_id)
+        caller = client_caller(
+            "stdio",
+            known[1],
+            known[2],
+            peer=self._client,
+            request_id=dctx.request_id,
+            profile=self.frontend.profile,
+        )
         progress = None
         if dctx.progress_token is not None:
 
@@ -232,11 +239,12 @@ class StdioServer:
             return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def serve_stdio(gateway: Gateway) -> None:
+async def serve_stdio(gateway: Gateway, profile: str | None = None) -> None:
+    """Serve one client on stdin/stdout; `profile` (`--profile`) is the view it gets (docs/IDENTITY.md)."""
     # One client on the other end of the pipes while this runs (for /api/frontends and /metrics).
     gateway.status_providers["stdio"] = lambda: {"sessions": 1}
     try:
         with contextlib.suppress(asyncio.CancelledError):
-            await StdioServer(gateway).serve()
+            await StdioServer(gateway, profile).serve()
     finally:
         gateway.status_providers.pop("stdio", None)

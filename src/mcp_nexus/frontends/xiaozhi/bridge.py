@@ -35,6 +35,8 @@ class XiaozhiBridge:
             self.settings.tools,
             map_names=True,
             search=lambda: gateway.config.gateway.tool_search,
+            profiles=gateway.profiles,
+            profile=self.settings.profile,
         )
         self.endpoints = [
             EndpointConnection(gateway, url, self.settings, self.view, index)

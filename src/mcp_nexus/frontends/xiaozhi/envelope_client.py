@@ -48,6 +48,8 @@ class EnvelopeClient(DialingLink):
             settings.tools,
             map_names=False,
             search=lambda: gateway.config.gateway.tool_search,
+            profiles=gateway.profiles,
+            profile=settings.profile,
         )
         self.secrets = [*secrets_of(self.url), *([settings.token] if settings.token else [])]
         self.status = LinkStatus("envelope_client", mask_url(self.url))

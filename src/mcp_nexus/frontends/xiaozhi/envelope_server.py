@@ -57,6 +57,8 @@ class EnvelopeServer:
             settings.tools,
             map_names=False,
             search=lambda: gateway.config.gateway.tool_search,
+            profiles=gateway.profiles,
+            profile=settings.profile,
         )
         self.status = LinkStatus("envelope_server", f"ws://{settings.host}:{settings.port}{settings.path}")
         self._server: Server | None = None

@@ -205,7 +205,9 @@ class ToolService:
         if name not in snapshot.names.to_original:
             return error_result(f"Unknown tool: {name}")
         original = snapshot.names.original(name)
-        caller = client_caller("xiaozhi", self.peer_name or self.client, None, sees=self.view.name_for)
+        caller = client_caller(
+            "xiaozhi", self.peer_name or self.client, None, sees=self.view.name_for, profile=self.view.profile
+        )
         request = {"name": original, "arguments": arguments}
         try:
             # Shorter than the endpoint's own wait (~30 s), so the peer always hears back.

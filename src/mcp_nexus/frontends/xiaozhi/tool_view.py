@@ -19,6 +19,8 @@ from mcp_nexus.catalog.tool_listing import listed_tools
 from mcp_nexus.config.schema_base import ToolFilter
 from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.frontends.xiaozhi.names import ToolNameMap
+from mcp_nexus.pipeline.call import Caller
+from mcp_nexus.profiles.resolve import Profiles
 
 _PAGE_OVERHEAD = 64  # `{"tools":[...],"nextCursor":"<name>"}` around the items, name excluded
 
@@ -80,8 +82,15 @@ class ToolView:
         *,
         map_names: bool,
         search: Callable[[], ToolSearchSettings] | None = None,
+        profiles: Profiles | None = None,
+        profile: str | None = None,
     ) -> None:
         self.catalog = catalog
+        # The profile this link's calls are in (its `profile`, else the rules of profiles/resolve.py):
+        # only its tools are listed; the gateway refuses the others whatever the peer sends.
+        self.profiles = profiles
+        self.profile = profile
+        self._caller = Caller("xiaozhi", profile=profile)
         self.rules = rules
         self.map_names = map_names
         self._search = search  # gateway.tool_search in force: search mode for the "xiaozhi" frontend
@@ -92,8 +101,12 @@ class ToolView:
     def snapshot(self) -> ToolSnapshot:
         source = self.catalog.tool_list
         settings = self._search() if self._search is not None else None
+        if settings is not None and self.profiles is not None:
+            settings = self.profiles.search_settings(self._caller, settings)
         if self._snapshot is None or source is not self._source or settings is not self._settings:
             listed = listed_tools(self.catalog, settings, "xiaozhi", None) if settings is not None else source
+            if self.profiles is not None:
+                listed = self.profiles.tools(self._caller, listed)
             self._snapshot = self._build(listed)
             self._source, self._settings = source, settings
         return self._snapshot

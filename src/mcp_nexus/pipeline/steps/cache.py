@@ -4,8 +4,10 @@ Only tools with a positive `cache_ttl` are touched (the default is 0: never cach
 uncached call costs one policy lookup. Error results and input requests are never stored.
 A stored result that points at an offloaded file is only served while that file exists.
 
-Private results (policy `cache_scope: private`, or by default a call that carries the caller's
-own credentials upstream) are keyed by caller: one caller's answer is never another's hit.
+Private results (policy `cache_scope: private`; by default a call made by a user, a caller with
+an access token, or one that carries the caller's own credentials upstream) are keyed by caller:
+one caller's answer is never another's hit. `cache_scope: public` declares a tool's results
+shareable between users.
 
 With a shared store (Redis, several replicas) a miss is claimed first: one replica calls the
 upstream, the others wait for its stored answer (`lock_ttl` at most), so N replicas asking at
@@ -224,7 +226,9 @@ class CacheStep:
 def _scope(scope: str | None, call: ToolCall) -> str | None:
     """Whose result this is: None for a result any caller may get, else the caller (and its credentials)."""
     caller = call.caller
-    if scope == "public" or (scope is None and caller.own_credentials is None):
+    # Unset: a user's (a token caller's) results are theirs alone; callers without a token hold the
+    # operator's credential and share. Only `cache_scope: public` shares between users.
+    if scope == "public" or (scope is None and caller.own_credentials is None and caller.principal is None):
         return None
     if caller.own_credentials is None:
         return caller.identity
