@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx2
 
-from support.processes import child_env, stop_process
+from support.processes import child_env, stop_process, wait_for_http
 
 PEER = Path(__file__).with_name("oauth_peer.py")
 
@@ -52,6 +52,9 @@ def oauth_peer(log: Path, *, token_ttl: int = 3600) -> Iterator[OAuthPeer]:
             first = proc.stdout.readline().decode()
             if not first.startswith("PORT "):
                 raise AssertionError(f"the OAuth peer did not start: {first!r}\n{log.read_text()[-2000:]}")
-            yield OAuthPeer(f"http://127.0.0.1:{int(first.split()[1])}")
+            peer = OAuthPeer(f"http://127.0.0.1:{int(first.split()[1])}")
+            # The port is bound before uvicorn listens on it: wait until it answers.
+            wait_for_http(f"{peer.base}/test/stats", timeout=15, proc=proc)
+            yield peer
         finally:
             stop_process(proc)

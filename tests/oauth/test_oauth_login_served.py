@@ -45,6 +45,7 @@ def test_needs_auth_then_login_then_calls(tmp_path: Path) -> None:
     with oauth_peer(tmp_path / "peer.log") as peer, served(_config(tmp_path, peer), tmp_path) as gateway:
         row = gateway.wait_state("locked", "NEEDS_AUTH")
         assert "nexus auth login locked" in row["last_error"]
+        assert [h["to"] for h in row["history"]] == ["CONNECTING", "NEEDS_AUTH"], row["history"]
         refused = gateway.call("locked.add", {"a": 2, "b": 3})
         assert "locked.add" not in gateway.tool_names()
         assert refused.status_code != 200, refused.text

@@ -28,6 +28,9 @@ from mcp_nexus.upstream.session_types import transport_kind
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.status import ServerStatus
 
+# States a `stop(keep_error=True)` leaves as they are: each says why the server is not serving.
+KEPT_ON_STOP = (UpstreamState.ERROR, UpstreamState.CRASHED, UpstreamState.NEEDS_AUTH)
+
 
 class Connection:
     def __init__(
@@ -141,6 +144,10 @@ class Connection:
         except Exception as exc:
             self.session = None
             await session.close(grace=1.0)
+            if session.login_needed:  # waits for a person: NEEDS_AUTH, never ERROR (no retry loop)
+                self._status.last_error = session.login_needed
+                self._status.set(UpstreamState.NEEDS_AUTH, self._status.last_error or session.login_needed)
+                return
             self._status.fail(session.exit_reason or describe_error(exc))
             return
         self._status.last_error = None
@@ -179,8 +186,8 @@ class Connection:
     async def stop(self, reason: str = "stopped", *, keep_error: bool = False) -> None:
         """End the session(s) (and the stdio child); the state becomes STOPPED (DISABLED when disabled).
 
-        With `keep_error`, an ERROR or CRASHED state stays as it is so the reason stays visible
-        (the restart policy stops what is left of a failed server this way).
+        With `keep_error`, an ERROR, CRASHED or NEEDS_AUTH state stays as it is so the reason
+        stays visible (the restart policy stops what is left of a failed server this way).
         """
         starting, self._starting = self._starting, None
         if starting is not None and not starting.done():
@@ -191,7 +198,7 @@ class Connection:
         bridges = self.bridge.take()
         self._wind_down()
         await asyncio.gather(*(s.close() for s in [session, *bridges] if s is not None))
-        if keep_error and self._status.state in (UpstreamState.ERROR, UpstreamState.CRASHED):
+        if keep_error and self._status.state in KEPT_ON_STOP:
             return
         enabled = self._config().enabled
         self._status.set(UpstreamState.STOPPED if enabled else UpstreamState.DISABLED, reason)

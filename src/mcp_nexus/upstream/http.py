@@ -15,13 +15,16 @@ from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.session import Session
 
 
-def oauth_auth(config: ServerConfig) -> httpx2.Auth | None:
-    """The server's OAuth client (`auth:` in its config), or None: its logins are the gateway's."""
+def oauth_auth(config: ServerConfig, session: Session) -> httpx2.Auth | None:
+    """The server's OAuth client (`auth:` in its config), or None: its logins are the gateway's.
+
+    A login it finds missing is told to `session` (`refused_for_login`), so that the connect
+    that failed for it ends in NEEDS_AUTH rather than ERROR."""
     if config.auth is None:
         return None
     from mcp_nexus.upstream.oauth.manager import manager_for_config
 
-    return manager_for_config(config).session_auth(config)
+    return manager_for_config(config).session_auth(config, session.refused_for_login)
 
 
 def http_headers(config: ServerConfig) -> dict[str, str]:
@@ -65,7 +68,7 @@ class HttpSession(Session):
             timeout=timeout,
             follow_redirects=False,
             event_hooks=hooks,
-            auth=oauth_auth(config),
+            auth=oauth_auth(config, self),
         )
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))

@@ -101,6 +101,9 @@ class Session:
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self.exit_reason: str | None = None  # set by a transport that knows why the connection ended
+        # Set when the server refused for want of an operator's OAuth login (upstream/oauth/):
+        # a connect that fails so is NEEDS_AUTH, not ERROR.
+        self.login_needed: str | None = None
         self._closing = False  # close() was asked: the end is ours, not a loss
 
     # -- the part a transport provides ----------------------------------------------------
@@ -128,6 +131,10 @@ class Session:
             # Opt in to log messages on 2026-07-28 requests so they can be relayed to callers.
             "log_level": "debug",
         }
+
+    def refused_for_login(self, why: str) -> None:
+        """The server's OAuth client found no usable login (told by upstream/oauth/manager.py)."""
+        self.login_needed = why
 
     def describe_failure(self, exc: BaseException) -> str:
         """Why the session failed, as operators should read it (a transport may know better)."""

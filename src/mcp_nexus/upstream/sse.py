@@ -24,7 +24,7 @@ class SseSession(Session):
                 headers=http_headers(config),
                 timeout=config.timeouts.connect,
                 sse_read_timeout=config.timeouts.sse_read,
-                auth=oauth_auth(config),
+                auth=oauth_auth(config, self),
             )
         )
         return JSONRPCDispatcher(read, write)

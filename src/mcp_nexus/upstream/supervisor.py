@@ -3,7 +3,8 @@
 The supervisor reacts to the upstream's state changes, so a crash is handled the moment it
 is seen, whoever started the server. Operators act through `start`, `stop` and `restart`:
 a stopped server stays stopped; a server that keeps failing is given up after
-`restart.max_attempts` attempts and left in ERROR with the last error.
+`restart.max_attempts` attempts and left in ERROR with the last error. A server that waits
+for an operator's OAuth login (NEEDS_AUTH) is not retried: only the login restarts it.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Supervisor:
             if not self.upstream.config.enabled:
                 self.upstream.mark(UpstreamState.DISABLED, "disabled in config")
                 return
-            if self.upstream.state in (UpstreamState.ERROR, UpstreamState.CRASHED):
+            if self.upstream.state in (UpstreamState.ERROR, UpstreamState.CRASHED, UpstreamState.NEEDS_AUTH):
                 await self.upstream.stop(reason="starting again", keep_error=True)
             await self.upstream.start(timeout=self.startup_timeout)
         self._schedule_recovery_if_needed()
@@ -123,7 +124,8 @@ class Supervisor:
             self.health.stop()
             self.budget.on_failure()
             self._schedule_recovery_if_needed()
-        elif state in (UpstreamState.STOPPED, UpstreamState.DISABLED):
+        elif state in (UpstreamState.STOPPED, UpstreamState.DISABLED, UpstreamState.NEEDS_AUTH):
+            # NEEDS_AUTH: its session (if still open) is refused until a login; probing it is noise.
             self.health.stop()
 
     def _on_unhealthy(self, reason: str) -> None:
@@ -181,6 +183,8 @@ class Supervisor:
                 await upstream.start(
                     timeout=self.startup_timeout, reason=f"{verb} attempt {self.budget.attempts}"
                 )
+            if upstream.state == UpstreamState.NEEDS_AUTH:
+                return  # the server wants a login now: a person, not another attempt, is next
             if upstream.is_ready:
                 upstream.restarts += 1
                 logger.info("server %s: back after %d %s attempt(s)", self.name, self.budget.attempts, verb)

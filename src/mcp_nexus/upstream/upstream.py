@@ -177,7 +177,7 @@ class Upstream:
 
     async def stop(self, reason: str = "stopped", *, keep_error: bool = False) -> None:
         """End the session(s); the state becomes STOPPED (DISABLED when disabled), or with
-        `keep_error` an ERROR or CRASHED state stays so that its reason stays visible."""
+        `keep_error` an ERROR, CRASHED or NEEDS_AUTH state stays so that its reason stays visible."""
         await self.connection.stop(reason, keep_error=keep_error)
 
     # -- what the server offers ------------------------------------------------------------

@@ -1,8 +1,10 @@
 """The gateway's OAuth logins: one per OAuth server, a login started by an operator, the NEEDS_AUTH state.
 
-A session's provider never waits for a person: where a login is needed it raises
-`AuthorizationRequired`, the connect fails, and the server is put in NEEDS_AUTH (not ERROR, so
-no reconnect loop hammers the authorization server), its reason naming the login command.
+A session's provider never waits for a person: where a login is needed it tells the session
+(`refused_for_login`) and raises `AuthorizationRequired`; the connect fails, and the upstream
+puts itself in NEEDS_AUTH directly (never ERROR, so no reconnect loop hammers the authorization
+server), its reason naming the login command. A session that was READY and loses its login (a
+refused refresh, a step-up) is marked NEEDS_AUTH here (`_login_needed`).
 `login()` runs the flow on a provider of its own: it hands the authorization URL out (to
 `nexus auth login`, the dashboard, a test driver), waits for the browser to come back to
 `/oauth/callback` (`complete()`), exchanges the code, and restarts the server, which then
@@ -107,7 +109,7 @@ class OAuthManager:
             self.restart = restart
         if upstreams is not None:
             self.upstreams = upstreams
-            for upstream in upstreams.values():  # failed for want of a login before we were told
+            for upstream in upstreams.values():  # READY before we were told: no login needed
                 self._on_state(ServerStateChanged(upstream))
         if vault is not None:
             self.vault = vault
@@ -172,13 +174,20 @@ class OAuthManager:
     def owns(self, config: ServerConfig) -> bool:
         return any(upstream.config is config for upstream in self.upstreams.values())
 
-    def session_auth(self, config: ServerConfig) -> NexusOAuthProvider:
-        """The provider of one session: stored login, refresh; a needed login raises, never waits."""
+    def session_auth(
+        self, config: ServerConfig, refused: Callable[[str], None] | None = None
+    ) -> NexusOAuthProvider:
+        """The provider of one session: stored login, refresh; a needed login raises, never waits.
+
+        `refused` hears the reason (naming the login command) before the connect fails for it."""
 
         async def refuse(authorization_url: str) -> None:
             why = await self._why(config, authorization_url)
             login_needed(config, why)
-            raise AuthorizationRequired(config.name, why)
+            error = AuthorizationRequired(config.name, why)
+            if refused is not None:
+                refused(str(error))
+            raise error
 
         async def no_callback() -> AuthorizationCodeResult:  # never reached: refuse() raised
             raise AuthorizationRequired(config.name, "no login in progress")
@@ -210,14 +219,8 @@ class OAuthManager:
 
     def _on_state(self, event: ServerStateChanged) -> None:
         upstream = event.upstream
-        if getattr(upstream.config, "auth", None) is None:
-            return
-        why = _needed.get(id(upstream.config))
-        if upstream.state == UpstreamState.ERROR and why:
-            # The connect failed because a login is needed: wait for one instead of retrying.
-            self._mark(upstream, why)
-        elif upstream.state == UpstreamState.READY:
-            _needed.pop(id(upstream.config), None)
+        if getattr(upstream.config, "auth", None) is not None and upstream.state == UpstreamState.READY:
+            _needed.pop(id(upstream.config), None)  # the login works again
 
     # -- a login ---------------------------------------------------------------------------
 
