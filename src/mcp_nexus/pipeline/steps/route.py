@@ -35,6 +35,7 @@ from mcp_nexus.pipeline.errors import (
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import CallerEra, Upstream, UpstreamUnavailable
 
 logger = logging.getLogger(__name__)
@@ -190,6 +191,11 @@ class RouteStep:
                 result = await send(call, upstream, target, timeout)
             except MCPError as exc:
                 code = exc.error.code
+                if upstream.state == UpstreamState.NEEDS_AUTH:
+                    # Its login was refused during the call (upstream/oauth/): the error the
+                    # server's refusal made is not its verdict; say what every later call hears.
+                    last_error = _unavailable(call.name, upstream)
+                    continue
                 if code == types.CONNECTION_CLOSED:
                     last_error = UpstreamUnavailable(
                         exc.error.message or f"server {upstream.name!r} closed the connection"
