@@ -87,6 +87,11 @@ class Gateway:
         # Tool pins in the data folder, or in Redis shared by every replica (stores.pins): a pin or
         # an approval another replica wrote judges this replica's tools again.
         self.catalog.integrity.store = self.stores.tool_pins(on_change=self._on_pins_changed)
+        if (logins := self.stores.oauth_vault()) is not None:
+            # OAuth logins in Redis (stores.oauth), told before the first connect reads one.
+            from mcp_nexus.upstream.oauth.manager import manager_for
+
+            manager_for(self.events).configure(upstreams=self.upstreams, vault=logins)
         self.governance = Governance.build(
             config, self.catalog, lambda: self.config, self.upstreams, self.stores
         )

@@ -109,6 +109,7 @@ async def test_the_index_kind_chooses_redis_or_the_local_file(
             "index": "redis",
             "tasks": "memory",
             "pins": "memory",
+            "oauth": "memory",
         }
     finally:
         await local.close()

@@ -186,7 +186,7 @@ async def test_memory_is_the_default_and_needs_no_redis(tmp_path: Path) -> None:
     async with running_gateway(doc) as gw:
         status = await gw.stores.status()
         assert status["kinds"] == {
-            kind: "memory" for kind in ("cache", "limits", "events", "index", "tasks", "pins")
+            kind: "memory" for kind in ("cache", "limits", "events", "index", "tasks", "pins", "oauth")
         }
         assert status["redis"] == [] and status["degraded"] is False
         assert not gw.governance.cache.store.shared

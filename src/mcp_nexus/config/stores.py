@@ -10,7 +10,8 @@ Each kind is chosen once, at start (a reload does not move state between stores)
 replicas), `index` (the tool-index snapshot; "memory" keeps the local file of
 `gateway.index.path`), `tasks` (the control plane's task queue; "memory" keeps the local
 sqlite file of `control.queue_path`), `pins` (tool-integrity pins and approvals; "memory"
-keeps the pin file of the data folder). A new kind is one field here and one branch in
+keeps the pin file of the data folder), `oauth` (logins to OAuth-protected upstream servers;
+"memory" keeps the data folder's encrypted files; Redis needs `$NEXUS_OAUTH_KEY`). A new kind is one field here and one branch in
 `stores/shared.py`.
 """
 
@@ -22,7 +23,7 @@ from pydantic import Field, field_validator
 
 from mcp_nexus.config.schema_base import Strict
 
-StoreKind = Literal["cache", "limits", "events", "index", "tasks", "pins"]
+StoreKind = Literal["cache", "limits", "events", "index", "tasks", "pins", "oauth"]
 KINDS: tuple[StoreKind, ...] = (
     "cache",
     "limits",
@@ -30,6 +31,7 @@ KINDS: tuple[StoreKind, ...] = (
     "index",
     "tasks",
     "pins",
+    "oauth",
 )  # a new kind: here, a field below, stores/shared.py
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -58,6 +60,13 @@ class StoresSettings(Strict):
     pins: str | None = Field(
         default=None,
         description="tool-integrity pins and approvals; None = `default`; memory = the data folder's pin file",
+    )
+    oauth: str | None = Field(
+        default=None,
+        description=(
+            "OAuth logins to upstream servers; None = `default`; memory = the data folder's encrypted "
+            "files; Redis needs $NEXUS_OAUTH_KEY, the same on every replica (docs/OAUTH.md)"
+        ),
     )
     key_prefix: str = Field(
         default="nexus", min_length=1, description="prefix of every Redis key and channel"

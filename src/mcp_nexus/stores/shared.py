@@ -2,7 +2,8 @@
 
 One object per kind, each behind its interface: the result cache (`CacheStore`), the
 rate-limit windows (the `limits` limiter's calls), events between replicas (`EventBus`), the
-tool-index snapshot (`IndexStore`), tool-integrity pins (`PinKeeper`) and the control plane's
+tool-index snapshot (`IndexStore`), tool-integrity pins (`PinKeeper`), OAuth logins to upstream
+servers (`TokenVault`) and the control plane's
 task queue (`TaskQueue`, chosen by control/task_queues.py from `link("tasks")`: stores/ knows
 nothing of the control plane).
 Kinds on the same Redis URL share one `RedisLink`, so they go down and come back together.
@@ -30,6 +31,7 @@ from mcp_nexus.stores.rate_windows import SharedRateLimiter, memory_limiter
 from mcp_nexus.stores.redis_cache import RedisCacheStore
 from mcp_nexus.stores.redis_events import RedisEventBus
 from mcp_nexus.stores.redis_link import RedisLink
+from mcp_nexus.stores.redis_oauth import RedisTokenVault
 from mcp_nexus.stores.redis_pins import SharedPinStore
 
 logger = logging.getLogger(__name__)
@@ -116,6 +118,12 @@ class Stores:
             link, prefix=self.prefix, local=PinStore(), bus=self.events(), on_change=on_change
         )
         return self._pins
+
+    def oauth_vault(self) -> RedisTokenVault | None:
+        """Where OAuth logins live when Redis shares them between replicas; None: the data
+        folder's encrypted files (upstream/oauth/vault.py, the OAuth manager's default)."""
+        link = self.link("oauth")
+        return None if link is None else RedisTokenVault(link, prefix=self.prefix)
 
     def add_status(self, name: str, part: Callable[[], dict[str, Any]]) -> None:
         """Show `part()` under `name` in /api/stores (for a store built outside this package)."""

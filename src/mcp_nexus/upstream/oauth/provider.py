@@ -6,6 +6,10 @@
 - Refresh ahead of expiry: the SDK refreshes once the expiry has passed and knows no expiry
   for a token read back from storage; the expiry kept with the login (storage.py), less a
   margin, is given to it before each request.
+- One login for several replicas (or sessions): before refreshing (ahead of expiry, on a 401)
+  and after a refused refresh, the stored login is read again; a token another replica already
+  refreshed is adopted instead of refreshing with a refresh token the authorization server has
+  rotated away (which would cost the login).
 - No interaction in the background: `redirect_handler` is Nexus's (manager.py). A session's
   provider raises `AuthorizationRequired` where the SDK would send a person to the browser;
   only a login's provider hands the authorization URL out. The request that needed the login
@@ -16,17 +20,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
 
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 
 logger = logging.getLogger(__name__)
+
+# After a refused refresh, the winner of a race between replicas may still be saving what it
+# got: the stored login is read once more after this pause before the refusal counts.
+REREAD_AFTER_S = 0.3
 
 
 class NexusOAuthProvider(OAuthClientProvider):
@@ -57,19 +67,66 @@ class NexusOAuthProvider(OAuthClientProvider):
         """Tell the SDK when the current token stops being good enough to send."""
         context = self.context
         due = await self.vault_storage.refresh_due_at()
+        if (
+            due is not None
+            and due <= time.time()
+            and context.current_tokens is not None
+            and await self._adopt_stored()  # about to refresh: another replica may have done it already
+        ):
+            due = await self.vault_storage.refresh_due_at()
         if due is not None and (context.token_expiry_time is None or due < context.token_expiry_time):
             context.token_expiry_time = due
+
+    async def _stored_newer(self) -> OAuthToken | None:
+        """The stored tokens when they are not the ones this provider holds (written elsewhere)."""
+        if not self._initialized:
+            return None  # the SDK reads the stored login itself on first use
+        storage = self.vault_storage
+        await storage.reload()
+        stored = await storage.get_tokens()
+        current = self.context.current_tokens
+        if stored is None or (current is not None and stored.access_token == current.access_token):
+            return None
+        return stored
+
+    async def _adopt_stored(self, wait: float = 0.0) -> bool:
+        """Take the stored login when another replica (or session) refreshed it; whether it did."""
+        stored = await self._stored_newer()
+        if stored is None and wait:
+            await asyncio.sleep(wait)
+            stored = await self._stored_newer()
+        if stored is None:
+            return False
+        self.context.current_tokens = stored
+        self.context.update_token_expiry(stored)
+        self.context.client_info = await self.vault_storage.get_client_info()
+        logger.info("server at %s: using the login refreshed elsewhere", self.context.server_url)
+        return True
 
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         await self._due()
         flow = super().async_auth_flow(request)
-        retried = False
+        retried = adopted = False
         try:
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
+                if (
+                    not adopted
+                    and (
+                        (outgoing is request and response.status_code == 401)
+                        or (_is_refresh(outgoing) and response.status_code != 200)
+                    )
+                    and await self._adopt_stored(wait=0.0 if outgoing is request else REREAD_AFTER_S)
+                ):
+                    # Refreshed by another replica: the request goes again with that token.
+                    adopted = True
+                    await flow.aclose()
+                    flow = super().async_auth_flow(request)
+                    outgoing = await flow.__anext__()
+                    continue
                 if (
                     outgoing is request
                     and response.status_code == 401
@@ -99,3 +156,8 @@ class NexusOAuthProvider(OAuthClientProvider):
             return
         finally:
             await flow.aclose()
+
+
+def _is_refresh(request: httpx2.Request) -> bool:
+    """A refresh-token grant the SDK sent to the token endpoint."""
+    return request.method == "POST" and b"grant_type=refresh_token" in request.content

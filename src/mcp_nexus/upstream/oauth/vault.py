@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,17 +51,23 @@ def _file_name(server: str) -> str:
     return f"{escaped}{_RECORD_SUFFIX}"
 
 
+def load_env_key(env: Mapping[str, str]) -> bytes | None:
+    """`$NEXUS_OAUTH_KEY` as a Fernet key, or None when it is not set; a clear error when it is not one."""
+    configured = env.get(KEY_ENV)
+    if not configured:
+        return None
+    key = configured.strip().encode()
+    try:
+        Fernet(key)
+    except ValueError as exc:
+        raise TokenVaultError(f"${KEY_ENV} is not a Fernet key (32 url-safe base64 bytes): {exc}") from None
+    return key
+
+
 def load_or_create_key(folder: Path, env: dict[str, str] | None = None) -> bytes:
     """The Fernet key: `$NEXUS_OAUTH_KEY`, else the folder's key file (made 0600 when missing)."""
-    configured = (os.environ if env is None else env).get(KEY_ENV)
-    if configured:
-        key = configured.strip().encode()
-        try:
-            Fernet(key)
-        except ValueError as exc:
-            raise TokenVaultError(
-                f"${KEY_ENV} is not a Fernet key (32 url-safe base64 bytes): {exc}"
-            ) from None
+    key = load_env_key(os.environ if env is None else env)
+    if key is not None:
         return key
     path = folder / KEY_FILE
     try:
