@@ -19,6 +19,7 @@ policy); a login or refresh cannot be saved, and says why.
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cryptography.fernet import Fernet
@@ -56,32 +57,26 @@ class RedisTokenVault:
             self._cipher = Fernet(key)
         return self._cipher
 
+    async def _run(self, doing: str, operation: Callable[[Any], Awaitable[Any]]) -> Any:
+        try:
+            return await self.link.run(operation)
+        except RedisUnavailableError as exc:
+            raise TokenVaultError(f"cannot {doing} ({self.location}): {exc}") from exc
+
     async def load(self, server: str) -> dict[str, Any] | None:
         cipher = self.cipher()
-        try:
-            sealed = await self.link.run(lambda client: client.get(self.key(server)))
-        except RedisUnavailableError as exc:
-            raise TokenVaultError(
-                f"cannot read the OAuth login of {server!r} from {self.location}: {exc}"
-            ) from exc
+        key = self.key(server)
+        sealed = await self._run(f"read the OAuth login of {server!r}", lambda client: client.get(key))
         if sealed is None:
             return None
         return open_record(cipher, sealed.encode() if isinstance(sealed, str) else sealed, server)
 
     async def save(self, server: str, record: dict[str, Any]) -> None:
-        sealed = seal_record(self.cipher(), record)
-        try:
-            await self.link.run(lambda client: client.set(self.key(server), sealed))
-        except RedisUnavailableError as exc:
-            raise TokenVaultError(
-                f"cannot save the OAuth login of {server!r} to {self.location}: {exc}"
-            ) from exc
+        sealed, key = seal_record(self.cipher(), record), self.key(server)
+        await self._run(f"save the OAuth login of {server!r}", lambda client: client.set(key, sealed))
 
     async def delete(self, server: str) -> bool:
-        try:
-            removed = await self.link.run(lambda client: client.delete(self.key(server)))
-        except RedisUnavailableError as exc:
-            raise TokenVaultError(
-                f"cannot forget the OAuth login of {server!r} in {self.location}: {exc}"
-            ) from exc
-        return bool(removed)
+        key = self.key(server)
+        return bool(
+            await self._run(f"forget the OAuth login of {server!r}", lambda client: client.delete(key))
+        )
