@@ -63,14 +63,30 @@
     const wanted = [];
     if (!row.enabled) wanted.push("enable");
     else {
+      if (row.state === "NEEDS_AUTH") wanted.push("log in");  // an OAuth server waiting for its login
       if (["STOPPED", "ERROR", "CRASHED"].includes(row.state)) wanted.push("start");
       if (["READY", "DEGRADED", "CONNECTING", "ERROR", "CRASHED"].includes(row.state)) wanted.push("stop");
       wanted.push("restart", "disable");
     }
     return wanted.map((action) => h("button", {
-      type: "button", "data-action": action, "data-server": row.name,
-      onclick: () => serverAction(row.name, action),
+      type: "button", "data-action": action === "log in" ? "login" : action, "data-server": row.name,
+      onclick: () => (action === "log in" ? oauthLogin(row.name) : serverAction(row.name, action)),
     }, action));
+  }
+  // Starts the server's OAuth login (docs/OAUTH.md) and opens its authorization URL in a new tab;
+  // the authorization server sends that tab back to the gateway's /oauth/callback, and the row
+  // turns READY through the live events.
+  async function oauthLogin(name) {
+    const tab = window.open("", "_blank");  // opened within the click: a later open is blocked as a popup
+    if (tab) tab.opener = null;  // the authorization server's page gets no handle on the dashboard
+    try {
+      const r = await api("POST", `/api/auth/${encodeURIComponent(name)}/login`);
+      const url = r.authorization_url ? new URL(r.authorization_url) : null;
+      if (url && !["https:", "http:"].includes(url.protocol)) throw new Error(`not a web address: ${url.protocol}`);
+      if (!url) { if (tab) tab.close(); toast(`${name}: the stored login works`); return; }
+      if (tab) tab.location.href = url.href; else location.href = url.href;
+      toast(`${name}: finish the login in the new tab`);
+    } catch (e) { if (tab) tab.close(); toast(`${name} log in: ${e.message}`, true); }
   }
   async function serverAction(name, action) {
     try {
