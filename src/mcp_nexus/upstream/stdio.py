@@ -149,7 +149,7 @@ class StdioSession(Session):
         peer.close(f"server {self.config.name!r} exited (code {code})")
         self.mark_lost(self._exit_description(code))  # with whatever last words are already read
         if self.stderr is not None:
-            await self.stderr.wait_drained(0.3)  # its last stderr lines usually say why it died
+            await self.stderr.wait_drained(1.0)  # its last stderr lines usually say why it died
             words = self._exit_description(code)
             if words != self.exit_reason:
                 self.exit_reason = words
