@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lifecycle.faults import faulty
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.gateway import Gateway
@@ -267,3 +268,22 @@ async def test_a_reload_retags_the_index_and_turns_search_mode_on(tmp_path: Path
         assert {"find_tools", "call_tool"} <= set(gateway.catalog.tools)
         found = await gateway.call_tool_result("find_tools", {"query": "灯", "tags": ["home"]})
         assert json.loads(found.content[0].text)[0]["name"] == "robot.set_light"  # type: ignore[union-attr]
+
+
+async def test_a_ready_server_that_timed_out_in_the_sync_is_taken_from_its_live_list(tmp_path: Path) -> None:
+    # Its first list (at connect) is prompt, the sync's is late: READY, failed in the sync, and no
+    # list change will ever come to bring it into the index.
+    doc = config(tmp_path / "index.sqlite3", sync_timeout=0.3)
+    doc["servers"]["slow"] = faulty("slow", "--slow-relist", "2")
+    async with running(doc) as runtime:
+        gateway = runtime.gateway
+        status = await settled(gateway)
+        assert "failed: slow" in status["message"], status
+        assert gateway.upstreams["slow"].is_ready
+        await eventually(
+            lambda: gateway.index.get_tool_entry("slow.echo") is not None,
+            timeout=10,
+            what="the ready server's tools in the index",
+        )
+        states = {s["server_id"]: s["state"] for s in gateway.index_sync.describe()["servers"]}
+        assert states["slow"] == "synced"

@@ -11,6 +11,7 @@ var FAULTY_ARGS holding the same flags):
   --garbage-on-start              print non-JSON lines on stdout before anything else
   --stderr-noise N                write N lines to stderr at start
   --slow-start SECONDS            sleep before reading anything (start timeouts)
+  --slow-relist SECONDS           answer every tools/list after the first that late (index sync timeouts)
   --no-ping                       answer ping with "Method not found" (health falls back to tools/list)
   --modern-only                   speak 2026-07-28 only: answer server/discover, refuse initialize (-32022)
   --name NAME                     the name every answer carries (default "faulty")
@@ -129,6 +130,7 @@ class RawStdioServer:
         self.tools = tools
         self.options = options
         self._out = threading.Lock()
+        self.lists = 0  # tools/list requests answered so far (--slow-relist)
 
     def write_raw(self, data: bytes) -> None:
         with self._out:
@@ -209,7 +211,13 @@ class RawStdioServer:
                 if self.options.modern_only
                 else {}
             )
-            self.answer(request_id, {"tools": TOOLS, **modern})
+            self.lists += 1
+            if self.options.slow_relist and self.lists > 1:
+                threading.Timer(
+                    self.options.slow_relist, self.answer, (request_id, {"tools": TOOLS, **modern})
+                ).start()
+            else:
+                self.answer(request_id, {"tools": TOOLS, **modern})
         elif method == "tools/call":
             threading.Thread(
                 target=self._call,
@@ -254,6 +262,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--garbage-on-start", action="store_true")
     parser.add_argument("--stderr-noise", type=int, default=0)
     parser.add_argument("--slow-start", type=float, default=0.0)
+    parser.add_argument("--slow-relist", type=float, default=0.0)
     parser.add_argument("--no-ping", action="store_true")
     parser.add_argument("--modern-only", action="store_true")
     parser.add_argument("--name", default="faulty")

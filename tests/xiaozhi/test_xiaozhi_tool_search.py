@@ -7,6 +7,7 @@ from pathlib import Path
 
 from support.fake_xiaozhi import FakeXiaozhiEndpoint
 from support.gateway import running_gateway
+from support.polling import eventually
 from xiaozhi.stack import document, running_bridge, text_of
 
 
@@ -16,6 +17,14 @@ async def test_the_endpoint_sees_find_tools_and_call_tool_and_calls_through_them
     doc["gateway"]["index"] = {"path": str(tmp_path / "index.sqlite3")}
     async with running_gateway(doc) as gateway:
         assert await gateway.index_sync.wait_settled(30)
+        # Both servers are READY, but on a loaded machine the first sync may have timed out
+        # asking one of them: the index then follows it (incremental sync). Searched once it holds
+        # demo.echo; the failure names what the index said instead.
+        await eventually(
+            lambda: gateway.index.get_tool_entry("demo.echo") is not None,
+            timeout=30,
+            what=f"demo.echo in the index ({gateway.index_sync.describe()})",
+        )
         async with FakeXiaozhiEndpoint() as fake, running_bridge(gateway, endpoints=[fake.url()]):
             session = await fake.next_session()
             names = {tool["name"] for tool in session.tools}

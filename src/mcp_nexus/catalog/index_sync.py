@@ -44,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 STALE_RETRY_S = 60.0
 """How often a stale index (every server failed) asks again, at most."""
+FAILED_FOLLOW_S = 2.0
+"""After a sync in which some servers failed, how soon the ready ones among them are taken from
+their live lists (a server slow to answer on a busy host is READY, with no list change to come)."""
 
 
 class IndexSync:
@@ -63,6 +66,7 @@ class IndexSync:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timer: asyncio.Task[None] | None = None
         self._incremental_pending = False
+        self._failed_follow_pending = False
         self._tagger: tuple[dict[str, list[str]], Tagger] | None = None
         self._closed = False
         # Told the snapshot's last_sync after each successful save (index_fanout.py tells other replicas).
@@ -199,6 +203,9 @@ class IndexSync:
                 )
                 status.servers = states
                 await self._save(snapshot)
+                if failed and not self._failed_follow_pending:
+                    self._failed_follow_pending = True
+                    self._spawn(self._follow_failed(failed))
             elif self.index.snapshot.has_tools:
                 kept = self.index.snapshot
                 status.source, status.stale = "stale-cache", True
@@ -258,6 +265,18 @@ class IndexSync:
             await self._follow_servers()
         except Exception:  # one bad update must not stop the next ones
             logger.exception("tool index: incremental update failed")
+
+    async def _follow_failed(self, failed: list[str]) -> None:
+        """Take the live lists of servers that failed a sync but are ready now (once, shortly after)."""
+        try:
+            await asyncio.sleep(FAILED_FOLLOW_S)
+            upstreams = self._upstreams()
+            if any(name in upstreams and upstreams[name].is_ready for name in failed):
+                await self._follow_servers()
+        except Exception:  # the periodic sync tries again
+            logger.exception("tool index: following the servers that failed the sync")
+        finally:
+            self._failed_follow_pending = False
 
     async def _follow_servers(self) -> None:
         async with self._lock:
