@@ -12,6 +12,11 @@ holds a snapshot and answers queries on it:
 Names: a query may use the exposed name (`robot.navigate_to`) or the server's own name
 (`navigate_to`); when two servers share a bare name the higher-priority server's entry wins
 (the snapshot keeps servers in priority order).
+
+Chains (the config's composite tools, index_chains.py) are entries too, held beside the
+snapshot (`set_chains`), never in it: the snapshot is what servers answered, and is what is
+saved and exported. A chain takes its name from a server's tool as the catalog does (the
+gateway's own tools shadow an upstream tool of the same exposed name), so that entry is left out.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class ToolIndex:
     def __init__(self, snapshot: IndexSnapshot | None = None) -> None:
         self.status = IndexStatus()
         self._snapshot = IndexSnapshot()
+        self._chains: tuple[IndexEntry, ...] = ()
         self._entries: list[IndexEntry] = []
         self._by_name: dict[str, IndexEntry] = {}
         self._version = ""
@@ -89,12 +95,27 @@ class ToolIndex:
             self._ranking = ranking
             self._search = None  # built again, the new way, on the next search
 
+    @property
+    def chains(self) -> tuple[IndexEntry, ...]:
+        """The chains' entries (index_chains.py), in config order."""
+        return self._chains
+
     def set_snapshot(self, snapshot: IndexSnapshot) -> None:
         self._snapshot = snapshot
-        self._entries = list(snapshot.entries())
+        self._rebuild()
+
+    def set_chains(self, entries: Sequence[IndexEntry]) -> None:
+        """Serve exactly these chain entries beside the snapshot (a reload replaces them all)."""
+        self._chains = tuple(entries)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        chain_names = {entry.name for entry in self._chains}
+        served = [entry for entry in self._snapshot.entries() if entry.name not in chain_names]
+        self._entries = [*served, *self._chains]
         by_name: dict[str, IndexEntry] = {}
-        for entry in self._entries:  # the first (highest-priority) server keeps a shared name
-            by_name.setdefault(entry.name, entry)
+        for entry in (*self._chains, *served):  # a chain keeps its name, as in the catalog; then
+            by_name.setdefault(entry.name, entry)  # the first (highest-priority) server keeps a shared name
         for entry in self._entries:
             by_name.setdefault(entry.tool_name, entry)
         self._by_name = by_name
@@ -145,7 +166,8 @@ class ToolIndex:
             "last_sync": self._snapshot.last_sync,
             "age_seconds": None if age is None else round(age, 1),
             "ttl_seconds": ttl_seconds,
-            "tools": len(self._entries),
+            "tools": len(self._entries),  # the chains' entries included
+            "chains": len(self._chains),
             "tags": self.tags(),
             "syncs": status.syncs,
             "saved_to": status.saved_to,

@@ -16,6 +16,9 @@ snapshot older than `cache_ttl_seconds` is synced again, unless the store holds 
 that is still fresh (another replica sharing it, stores.index in Redis, synced since): that one
 is adopted. A stale one is retried every minute and as soon as a server is back (an empty
 index too, every minute).
+
+The config's chains are entries too (index_chains.py): set from the config at start and again
+on every applied config (a reload adds, changes and removes them), never saved with the snapshot.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_nexus.catalog.index import ServerIndexStatus, ToolIndex
+from mcp_nexus.catalog.index_chains import chain_entries
 from mcp_nexus.catalog.index_entries import entries_for_server
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.index_snapshot import IndexSnapshot, parse_iso, utc_now_iso
@@ -100,6 +104,7 @@ class IndexSync:
         """Load the saved snapshot and apply the start rules; a needed sync runs once `servers_started` is done."""
         self.tagger()  # queries are tagged with the operator's rules too
         self.index.ranking = self._current().gateway.tool_search.ranking
+        self._index_chains()
         saved = self._configured_only(await self._load())
         settings = self.settings
         reason = self._refresh_reason(saved, settings)
@@ -453,6 +458,7 @@ class IndexSync:
         """A reload may change the TTL or tag rules: re-arm the timer and re-tag through an incremental pass."""
         old, new = event.old, event.new
         self.index.ranking = new.gateway.tool_search.ranking
+        self._index_chains()  # after the gateway served the new chains (Gateway.reload)
         if old.gateway.index != new.gateway.index or old.gateway.name_separator != new.gateway.name_separator:
             if self._timer is not None:
                 self._timer.cancel()
@@ -460,6 +466,15 @@ class IndexSync:
             if self._settled.is_set():
                 self._start_timer()
         self.on_list_change(ListChanged("tools"))
+
+    def _index_chains(self) -> None:
+        """The config's chains as entries (tagged under the rules in force); unchanged ones kept as they were."""
+        previous = {entry.name: entry for entry in self.index.chains}
+        entries = chain_entries(
+            self._current().chains, tagger=self.tagger(), now=utc_now_iso(), previous=previous
+        )
+        if [e.digest for e in entries] != [e.digest for e in self.index.chains]:
+            self.index.set_chains(entries)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)
