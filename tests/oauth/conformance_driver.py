@@ -2,9 +2,11 @@
 
 The harness runs its own MCP server (and authorization server) per scenario, appends that
 server's URL to the command and sets MCP_CONFORMANCE_SCENARIO (MCP_CONFORMANCE_CONTEXT for
-pre-registered clients). This driver starts `nexus serve` with that URL as its only upstream
+pre-registered clients and the extension grants). This driver starts `nexus serve` with that URL as its only upstream
 (bare tool names, `auth: oauth`), logs the gateway in headlessly the way a browser would (opens
-the authorization URL, follows the redirect to the gateway's /oauth/callback), then makes the
+the authorization URL, follows the redirect to the gateway's /oauth/callback) unless the
+scenario's grant needs no person (client credentials, enterprise-managed authorization: the
+server must be READY without a login; `unattended_auth`), then makes the
 scenario's calls through the gateway's admin API, which routes them like any MCP caller's. A
 403 insufficient_scope puts the server back in NEEDS_AUTH: the driver logs in again (the step-up)
 and repeats the call once.
@@ -23,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -40,14 +43,79 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def upstream_config(url: str) -> dict[str, Any]:
+def authorization_server(url: str) -> str:
+    """The issuer the server's protected-resource metadata names (RFC 9728).
+
+    An operator of a machine-to-machine or enterprise-managed client is told which authorization
+    server its credentials belong to and writes it as `issuer`; the harness does not say it in its
+    context, so the driver reads it where the server publishes it (as the SDK's own conformance
+    client does)."""
+    parts = urlsplit(url)
+    document = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path.rstrip('/')}"
+    answer = httpx2.get(document, timeout=10)
+    answer.raise_for_status()
+    return str(answer.json()["authorization_servers"][0])
+
+
+def secret_file(folder: Path, name: str, content: str) -> str:
+    """A secret the operator keeps in a file readable by the gateway only (0600)."""
+    path = folder / name
+    path.touch(mode=0o600)
+    path.write_text(content)
+    return str(path)
+
+
+def unattended_auth(url: str, scenario: str, context: dict[str, Any], folder: Path) -> dict[str, Any] | None:
+    """The `auth` of a grant no person takes part in, from the scenario's context; None for a login.
+
+    auth/client-credentials-basic: client_id + client_secret -> grant client_credentials,
+      client_secret_basic; auth/client-credentials-jwt: client_id + private_key_pem (+ its
+      signing_algorithm) -> private_key_jwt with the key in a 0600 file;
+    auth/enterprise-managed-authorization: client_id + client_secret at the MCP authorization
+      server, idp_client_id + idp_token_endpoint + idp_id_token -> grant identity_assertion with
+      the ID token in a 0600 file (what an enterprise sign-in agent would keep fresh)."""
+    if scenario.startswith("auth/client-credentials-"):
+        auth: dict[str, Any] = {
+            "grant": "client_credentials",
+            "client_id": context["client_id"],
+            "issuer": authorization_server(url),
+        }
+        if context.get("private_key_pem"):
+            auth["token_endpoint_auth_method"] = "private_key_jwt"
+            auth["private_key_file"] = secret_file(folder, "client-key.pem", context["private_key_pem"])
+            auth["signing_algorithm"] = context.get("signing_algorithm", "RS256")
+        else:
+            auth["client_secret"] = context["client_secret"]
+            auth["token_endpoint_auth_method"] = "client_secret_basic"
+        return auth
+    if context.get("idp_id_token"):
+        return {
+            "grant": "identity_assertion",
+            "client_id": context["client_id"],
+            "client_secret": context["client_secret"],
+            "token_endpoint_auth_method": "client_secret_basic",
+            "issuer": authorization_server(url),
+            "identity_provider": {
+                "token_endpoint": context["idp_token_endpoint"],
+                "client_id": context["idp_client_id"],
+                "id_token_file": secret_file(folder, "id-token", context["idp_id_token"]),
+            },
+        }
+    return None
+
+
+def upstream_config(url: str, folder: Path) -> dict[str, Any]:
     auth: dict[str, Any] = {}
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    if context.get("client_id"):
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    unattended = unattended_auth(url, scenario, context, folder)
+    if unattended is not None:
+        auth = unattended
+    elif context.get("client_id"):
         auth["client_id"] = context["client_id"]
         if context.get("client_secret"):
             auth["client_secret"] = context["client_secret"]
-    if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
+    if scenario.startswith("auth/") and unattended is None:
         # What the SDK's own conformance client offers: a Client ID Metadata Document URL.
         auth.setdefault("client_metadata_url", "https://conformance-test.local/client-metadata.json")
     server: dict[str, Any] = {
@@ -96,8 +164,11 @@ class Gateway:
         back = self.http.get(location)  # the browser arrives at the gateway's /oauth/callback
         log(f"callback: {back.status_code}")
 
-    def ready(self) -> None:
+    def ready(self, login_allowed: bool = True) -> None:
         state = self.wait(("READY", "DEGRADED", "NEEDS_AUTH", "ERROR"), 60)
+        if state == "NEEDS_AUTH" and not login_allowed:
+            # A grant without a person must get its token by itself.
+            raise SystemExit(f"the upstream asks for a login: {self.state().get('last_error')}")
         if state == "NEEDS_AUTH":
             self.login()
             self.wait(READY_STATES, 30)
@@ -122,7 +193,8 @@ class Gateway:
 def run(url: str, scenario: str) -> None:
     with tempfile.TemporaryDirectory(prefix="nexus-conformance-") as folder:
         config = Path(folder) / "nexus.json"
-        config.write_text(json.dumps(upstream_config(url)))
+        settings = upstream_config(url, Path(folder))
+        config.write_text(json.dumps(settings))
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_")}
         env["NEXUS_DATA_DIR"] = str(Path(folder) / "data")
@@ -133,7 +205,8 @@ def run(url: str, scenario: str) -> None:
             )
         try:
             gateway = Gateway(f"http://127.0.0.1:{port}")
-            gateway.ready()
+            auth = settings["servers"]["upstream"]["auth"]
+            gateway.ready(login_allowed=auth == "oauth" or auth.get("grant") is None)
             tools = gateway.tools()
             log(f"tools: {tools}")
             if scenario in ("tools_call", "request-metadata"):

@@ -14,8 +14,26 @@
           scopes: [docs.read]
           token_endpoint_auth_method: client_secret_basic
 
+      reports:                           # machine to machine: no login, READY at start
+        transport: http
+        url: https://reports.example.com/mcp
+        auth:
+          grant: client_credentials
+          client_id: nexus-reports
+          token_endpoint_auth_method: private_key_jwt
+          private_key_file: /run/secrets/nexus-reports.pem
+          signing_algorithm: ES256
+          issuer: https://auth.example.com
+
 Everything left out is discovered (RFC 9728 protected-resource metadata, RFC 8414 server
 metadata) or chosen by the authorization server (dynamic registration, RFC 7591).
+
+The grants: `authorization_code` (a person logs in once, `nexus auth login`), and two that need
+no person, so the server connects at start: `client_credentials` (the gateway is the client and
+the resource owner; its secret or a signed JWT, RFC 7523, authenticates it) and
+`identity_assertion` (enterprise-managed authorization: an ID token from the enterprise
+identity provider is exchanged there for an ID-JAG, RFC 8693, which the MCP server's
+authorization server takes as a jwt-bearer grant, RFC 7523).
 """
 
 from __future__ import annotations
@@ -26,7 +44,50 @@ from pydantic import Field, field_validator, model_validator
 
 from mcp_nexus.config.schema_base import Strict
 
-TokenEndpointAuthMethod = Literal["none", "client_secret_post", "client_secret_basic"]
+TokenEndpointAuthMethod = Literal["none", "client_secret_post", "client_secret_basic", "private_key_jwt"]
+Grant = Literal["authorization_code", "client_credentials", "identity_assertion"]
+# What PyJWT (with `cryptography`) signs a client assertion with: asymmetric algorithms only, a
+# shared-secret HMAC would not be private_key_jwt.
+SIGNING_ALGORITHMS = (
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
+)  # fmt: skip
+
+
+def _check_url(field: str, value: str | None) -> str | None:
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise ValueError(f"'{field}' must be an http:// or https:// URL, got {value!r}")
+    return value
+
+
+class IdentityProviderSettings(Strict):
+    """The enterprise identity provider of `grant: identity_assertion`: where an ID token becomes an ID-JAG."""
+
+    token_endpoint: str = Field(description="the IdP's token endpoint (RFC 8693 token exchange)")
+    client_id: str = Field(description="this gateway's client at the IdP")
+    client_secret: str | None = Field(
+        default=None,
+        repr=False,
+        description="its secret at the IdP, if the IdP wants one (client_secret_post)",
+    )
+    id_token: str | None = Field(
+        default=None, repr=False, description="the ID token to exchange (e.g. ${ID_TOKEN})"
+    )
+    id_token_file: str | None = Field(
+        default=None,
+        description="a file holding the ID token, read at each exchange (a sign-in agent keeps it fresh)",
+    )
+
+    @field_validator("token_endpoint")
+    @classmethod
+    def _check_endpoint(cls, value: str) -> str:
+        _check_url("identity_provider.token_endpoint", value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_id_token(self) -> IdentityProviderSettings:
+        if (self.id_token is None) == (self.id_token_file is None):
+            raise ValueError("'identity_provider' needs exactly one of 'id_token' and 'id_token_file'")
+        return self
 
 
 class OAuthSettings(Strict):
@@ -57,6 +118,28 @@ class OAuthSettings(Strict):
         description="where the authorization server sends the browser back; None = this gateway's "
         "/oauth/callback on loopback (http://127.0.0.1:<port>/oauth/callback)",
     )
+    grant: Grant = Field(
+        default="authorization_code",
+        description="authorization_code: a person logs in once; client_credentials and identity_assertion "
+        "need no person (the server is READY at start)",
+    )
+    private_key_file: str | None = Field(
+        default=None,
+        description="PEM private key signing the client assertion of token_endpoint_auth_method "
+        "private_key_jwt (read at each connect, never logged)",
+    )
+    signing_algorithm: str = Field(
+        default="RS256",
+        description=f"the client assertion's algorithm: one of {', '.join(SIGNING_ALGORITHMS)}",
+    )
+    issuer: str | None = Field(
+        default=None,
+        description="the authorization server's issuer: credentials go only to it (required for "
+        "identity_assertion; recommended for client_credentials)",
+    )
+    identity_provider: IdentityProviderSettings | None = Field(
+        default=None, description="grant identity_assertion: the enterprise IdP issuing the ID-JAG"
+    )
 
     @field_validator("scopes", mode="before")
     @classmethod
@@ -81,8 +164,20 @@ class OAuthSettings(Strict):
     @field_validator("redirect_uri")
     @classmethod
     def _check_redirect(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"'redirect_uri' must be an http:// or https:// URL, got {value!r}")
+        return _check_url("redirect_uri", value)
+
+    @field_validator("issuer")
+    @classmethod
+    def _check_issuer(cls, value: str | None) -> str | None:
+        return _check_url("issuer", value)
+
+    @field_validator("signing_algorithm")
+    @classmethod
+    def _check_algorithm(cls, value: str) -> str:
+        if value not in SIGNING_ALGORITHMS:
+            raise ValueError(
+                f"'signing_algorithm' must be one of {', '.join(SIGNING_ALGORITHMS)}, got {value!r}"
+            )
         return value
 
     @model_validator(mode="after")
@@ -96,7 +191,60 @@ class OAuthSettings(Strict):
             raise ValueError(
                 f"token_endpoint_auth_method {self.token_endpoint_auth_method!r} needs 'client_secret'"
             )
+        if (self.token_endpoint_auth_method == "private_key_jwt") != (self.private_key_file is not None):
+            raise ValueError(
+                "token_endpoint_auth_method 'private_key_jwt' and 'private_key_file' go together"
+                " (the key signs the client assertion)"
+            )
+        if self.grant != "authorization_code":
+            self._check_machine_grant()
+        elif self.token_endpoint_auth_method == "private_key_jwt" or self.identity_provider is not None:
+            raise ValueError(
+                "'private_key_jwt' needs grant 'client_credentials' and 'identity_provider' needs grant"
+                f" 'identity_assertion' (grant is {self.grant!r})"
+            )
         return self
+
+    def _check_machine_grant(self) -> None:
+        """client_credentials and identity_assertion: a confidential client, no browser."""
+        grant = self.grant
+        if not self.client_id:
+            raise ValueError(
+                f"grant {grant!r} needs 'client_id' (a client registered at the authorization server)"
+            )
+        for browser_only in ("client_metadata_url", "redirect_uri"):
+            if getattr(self, browser_only) is not None:
+                raise ValueError(f"'{browser_only}' belongs to a login in a browser, not to grant {grant!r}")
+        if self.token_endpoint_auth_method == "none":
+            raise ValueError(
+                f"grant {grant!r} needs a confidential client: token_endpoint_auth_method 'none'"
+            )
+        if grant == "client_credentials":
+            if self.identity_provider is not None:
+                raise ValueError(
+                    "'identity_provider' needs grant 'identity_assertion', not 'client_credentials'"
+                )
+            if not self.client_secret and self.token_endpoint_auth_method != "private_key_jwt":
+                raise ValueError(
+                    "grant 'client_credentials' needs 'client_secret', or token_endpoint_auth_method"
+                    " 'private_key_jwt' with 'private_key_file'"
+                )
+            return
+        if self.token_endpoint_auth_method == "private_key_jwt":
+            raise ValueError(
+                "grant 'identity_assertion' authenticates with 'client_secret', not 'private_key_jwt'"
+            )
+        missing = [
+            name
+            for name, value in (
+                ("client_secret", self.client_secret),
+                ("issuer", self.issuer),
+                ("identity_provider", self.identity_provider),
+            )
+            if not value
+        ]
+        if missing:
+            raise ValueError(f"grant 'identity_assertion' needs {', '.join(repr(m) for m in missing)}")
 
     @property
     def scope(self) -> str | None:

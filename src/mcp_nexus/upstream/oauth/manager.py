@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
 
+import httpx2
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import AnyUrl
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.events import EventBus, ServerStateChanged
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed, login_command
+from mcp_nexus.upstream.oauth.grants import unattended_auth
 from mcp_nexus.upstream.oauth.probe import probe_server
 from mcp_nexus.upstream.oauth.provider import NexusOAuthProvider
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
@@ -151,9 +153,11 @@ class OAuthManager:
         config: ServerConfig,
         redirect_handler: Callable[[str], Awaitable[None]],
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
-    ) -> NexusOAuthProvider:
+    ) -> httpx2.Auth:
         assert config.auth is not None and config.url is not None
         settings = config.auth
+        if settings.grant != "authorization_code":  # no person: the SDK's extension providers (grants.py)
+            return unattended_auth(config.name, config.url, settings, self.storage(config))
         metadata = OAuthClientMetadata(
             client_name=CLIENT_NAME,
             redirect_uris=[AnyUrl(self.redirect_uri(config))],
@@ -174,9 +178,7 @@ class OAuthManager:
     def owns(self, config: ServerConfig) -> bool:
         return any(upstream.config is config for upstream in self.upstreams.values())
 
-    def session_auth(
-        self, config: ServerConfig, refused: Callable[[str], None] | None = None
-    ) -> NexusOAuthProvider:
+    def session_auth(self, config: ServerConfig, refused: Callable[[str], None] | None = None) -> httpx2.Auth:
         """The provider of one session: stored login, refresh; a needed login raises, never waits.
 
         `refused` hears the reason (naming the login command) before the connect fails for it."""
