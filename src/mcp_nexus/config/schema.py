@@ -9,6 +9,7 @@ from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_va
 from mcp_nexus.config.audit import AuditSettings
 from mcp_nexus.config.chains import ChainConfig, check_chains
 from mcp_nexus.config.control import ControlSettings, LLMSettings
+from mcp_nexus.config.dashboard_login import DashboardLoginSettings
 from mcp_nexus.config.identity import ResourceServerSettings
 from mcp_nexus.config.oauth import OAuthSettings, parse_auth
 from mcp_nexus.config.profiles import ProfileConfig, check_named_profiles, check_profiles
@@ -360,6 +361,8 @@ class GatewaySettings(CallPolicy):
     token: str | None = Field(default=None, repr=False, description="bearer token; required off loopback")
     # OAuth 2.1 resource server for /mcp (config/identity.py, docs/IDENTITY.md); None: the static token only
     auth: ResourceServerSettings | None = None
+    # The dashboard and admin API log in through an OpenID provider, with roles (config/dashboard_login.py)
+    dashboard_login: DashboardLoginSettings | None = None
     # Who did what, as a hash-chained JSON-lines file in the data folder (config/audit.py, docs/IDENTITY.md)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     allowed_origins: list[str] = Field(default_factory=list)

@@ -4,9 +4,12 @@
     GET  /login, POST /login the login form; a right token sets a fresh session cookie (session_cookie.py);
                              failed attempts are throttled per address (429 with Retry-After)
     POST /logout             revokes that login and drops the cookie
+    GET  /dashboard/oidc/... the login through the identity provider (gateway.dashboard_login,
+                             frontends/http/oidc_login.py): the login page offers it beside the token
     GET  /ui/static/...      the page's CSS, JS and icon (shipped in the package; no data, no CDN)
     GET  /api/events         server-sent events: servers (on every state change), call (each call), resync
-    GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history
+    GET  /api/dashboard      what the page needs at load: servers, frontends, tools with policies, history,
+                             and who is looking with which role (the page hides what a viewer cannot do)
 (the Tasks page reads `GET /api/tasks` of admin/tasks.py, the control plane's tasks, only when
 /api/dashboard says the control plane is on; the call log opens offloaded results through
 `GET /api/offload/{file}` of admin/offload.py, to their owner only)
@@ -39,6 +42,9 @@ from mcp_nexus.frontends.admin.json_io import AdminJSONResponse
 from mcp_nexus.frontends.admin.offload import api_caller
 from mcp_nexus.frontends.dashboard.events import EventHub
 from mcp_nexus.frontends.dashboard.history import MetricsHistory
+from mcp_nexus.frontends.http.admin_roles import SCOPE_KEY, AdminIdentity
+from mcp_nexus.frontends.http.oidc_login import LOGIN_PATH as OIDC_LOGIN_PATH
+from mcp_nexus.frontends.http.oidc_login import OidcLogin
 from mcp_nexus.frontends.http.session_cookie import (
     COOKIE_NAME,
     LoginSessions,
@@ -84,8 +90,13 @@ class Dashboard:
         self.hub = EventHub()
         self.history = MetricsHistory(gateway.metrics)
         self._unsubscribe: list[Any] = []
-        self.logins = LoginSessions()
+        provider = gateway.config.gateway.dashboard_login
+        self.logins = (
+            LoginSessions() if provider is None else LoginSessions(max_sessions=provider.max_sessions)
+        )
         self.login_throttle = LoginThrottle(gateway.config.gateway.login_failures_per_minute)
+        # gateway.dashboard_login: the login through the identity provider (read at start).
+        self.oidc = None if provider is None else OidcLogin(provider, self.logins, self._login_page)
 
     # -- lifetime (the HTTP app's lifespan) -----------------------------------------------------
 
@@ -103,6 +114,8 @@ class Dashboard:
                 undo()
             self.hub.shutdown()
             await self.history.stop()
+            if self.oidc is not None:
+                await self.oidc.aclose()
 
     def _on_call(self, record: CallRecord) -> None:
         if self.hub.viewers:  # nothing to build when no page is open
@@ -155,8 +168,9 @@ class Dashboard:
             )
         return rows
 
-    def overview(self, viewer: str) -> dict[str, Any]:
-        """What the page needs at load; `viewer` is the caller identity its "try it" calls run as."""
+    def overview(self, viewer: str, identity: AdminIdentity | None = None) -> dict[str, Any]:
+        """What the page needs at load; `viewer` is the caller identity its "try it" calls run as,
+        `identity` who is looking (admin_roles.py): a viewer's page hides the actions."""
         gateway = self.gateway
         control = getattr(gateway, "control", None)
         return {
@@ -170,7 +184,11 @@ class Dashboard:
             # the call log offers "open" on offloaded results this viewer owns (admin/offload.py)
             "viewer": viewer,
             "reloadable": gateway.config_source is not None,
-            "token_required": gateway.config.gateway.token is not None,
+            "token_required": gateway.config.gateway.token is not None or self.oidc is not None,
+            "user": None
+            if identity is None
+            else {"who": identity.who, "name": identity.name, "method": identity.method},
+            "role": "admin" if identity is None else identity.role,
         }
 
     # -- routes ---------------------------------------------------------------------------------
@@ -187,6 +205,8 @@ class Dashboard:
         async def login(request: Request) -> Response:
             token = gateway.config.gateway.token
             if token is None:
+                if self.oidc is not None:
+                    return self._login_page(f"Log in with {self.oidc.settings.provider_label}.", 400)
                 return RedirectResponse("/", status_code=303)
             client = request.client.host if request.client else ""
             wait = self.login_throttle.retry_after(client)
@@ -217,7 +237,9 @@ class Dashboard:
             return response
 
         async def overview(request: Request) -> AdminJSONResponse:
-            return AdminJSONResponse(self.overview(api_caller(request).identity))
+            return AdminJSONResponse(
+                self.overview(api_caller(request).identity, request.scope.get(SCOPE_KEY))
+            )
 
         async def history(request: Request) -> AdminJSONResponse:
             return AdminJSONResponse({"history": self.history.as_dict(), "metrics": self.reader.snapshot()})
@@ -258,21 +280,34 @@ class Dashboard:
             Route("/api/events", events, methods=["GET"]),
             Route("/api/dashboard", overview, methods=["GET"]),
             Route("/api/dashboard/history", history, methods=["GET"]),
+            *(self.oidc.routes() if self.oidc is not None else ()),
             Mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=str(_STATIC)), name="dashboard-static"),
         ]
 
     def _login_page(self, error: str | None, status: int) -> Response:
         needs_token = self.gateway.config.gateway.token is not None
+        provider = self.gateway.config.gateway.dashboard_login
         message = (
             f'<p class="error" role="alert">{html.escape(error)}</p>'
             if error
             else (
                 ""
-                if needs_token
+                if needs_token or provider is not None
                 else '<p class="note">This gateway has no token: <a href="/">open the dashboard</a>.</p>'
             )
         )
         body = _page("login.html").replace("<!--MESSAGE-->", message)
+        if provider is not None:
+            label = html.escape(provider.provider_label)
+            body = body.replace(
+                "<!--PROVIDER-->",
+                f'<a class="button provider" id="oidc-login" href="{OIDC_LOGIN_PATH}">Log in with {label}</a>'
+                + ('<p class="muted or">or with the gateway\'s token:</p>' if needs_token else ""),
+            )
+        if not needs_token and provider is not None:
+            # No static token: the provider is the only way in.
+            start, end = body.index("<!--TOKEN-->"), body.index("<!--/TOKEN-->")
+            body = body[:start] + body[end:]
         return HTMLResponse(body, status_code=status, headers=_HEADERS)
 
 

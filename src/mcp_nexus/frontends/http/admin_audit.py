@@ -1,9 +1,11 @@
 """Admin actions over HTTP as events: every request that may change something, outside `/mcp`.
 
-Sits inside HttpGuard (so the token was checked and its principal is on the scope) and in
-front of the routes: a POST, PUT, PATCH or DELETE to the admin API or the dashboard (a login,
+Sits inside HttpGuard (so the token was checked and its principal is on the scope), outside
+AdminRoles (admin_roles.py: who it is, and a viewer's attempt refused with 403, recorded too) and
+in front of the routes: a POST, PUT, PATCH or DELETE to the admin API or the dashboard (a login,
 a reload, a server stopped, a cache cleared, tools approved) is published as `AdminAction`
-once answered, with its status. Reads are not actions. Nothing is published while nobody
+once answered, with its status and who asked: the access token's user, the user of a login
+through the identity provider (`user:<sub>`), else "operator" (the static token or its login). Reads are not actions. Nothing is published while nobody
 subscribes (the audit log off).
 """
 
@@ -15,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_nexus.audit.admin_action import AdminAction
 from mcp_nexus.events import EventBus
+from mcp_nexus.frontends.http.admin_roles import SCOPE_KEY
 from mcp_nexus.identity.principal import principal_of
 
 CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -47,13 +50,21 @@ class AdminActions:
             await self.app(scope, receive, send_status)
         finally:
             principal = principal_of(scope.get("user"))
+            identity = scope.get(SCOPE_KEY)  # set by AdminRoles, further in, on this same scope
             client = scope.get("client")
+            who = (
+                principal.key
+                if principal is not None
+                else identity.who
+                if identity is not None
+                else "operator"
+            )
             self.bus.publish(
                 AdminAction(
                     method=scope["method"],
                     path=scope["path"],
                     status=status,
-                    who=principal.key if principal is not None else "operator",
+                    who=who,
                     client_id=principal.client_id if principal is not None else None,
                     address=client[0] if client else None,
                     seconds=time.perf_counter() - started,

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 
 from mcp_nexus._sdk_seams import http_session_count
 from mcp_nexus.frontends.admin.api import admin_routes
+from mcp_nexus.frontends.admin.audit import audit_routes
 from mcp_nexus.frontends.admin.cache import cache_routes
 from mcp_nexus.frontends.admin.index import index_routes
 from mcp_nexus.frontends.admin.integrity import integrity_routes
@@ -29,6 +30,7 @@ from mcp_nexus.frontends.admin.stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
 from mcp_nexus.frontends.dashboard.routes import LOGIN_PATH, PAGE_PATHS, STATIC_PREFIX
 from mcp_nexus.frontends.http.admin_audit import AdminActions
+from mcp_nexus.frontends.http.admin_roles import AdminRoles, principal_role
 from mcp_nexus.frontends.http.resource_server import ResourceServer
 from mcp_nexus.frontends.http.security import GuardSettings, HttpGuard
 from mcp_nexus.frontends.mcp.event_store import BoundedEventStore
@@ -117,6 +119,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         Route("/healthz", healthz),
         *(resource_server.routes() if resource_server is not None else ()),
         *admin_routes(gateway),
+        *audit_routes(gateway),
         *cache_routes(gateway),
         *index_routes(gateway),
         *integrity_routes(gateway),
@@ -135,7 +138,18 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
     )
     guard = HttpGuard(
         # For the audit log (audit/); a token not bound to the profile of `/mcp/<profile>` is refused.
-        AdminActions(ProfileAccess(limiter, gateway.profiles.admits), gateway.events, settings.path),
+        # Roles (admin_roles.py): who the request is, and a viewer's POST refused, before any route.
+        AdminActions(
+            AdminRoles(
+                ProfileAccess(limiter, gateway.profiles.admits),
+                dashboard.logins,
+                lambda: (gateway.config.gateway.auth, gateway.config.gateway.dashboard_login),
+                mcp_path=settings.path,
+                exempt=(LOGIN_PATH, "/logout"),
+            ),
+            gateway.events,
+            settings.path,
+        ),
         GuardSettings(
             token=settings.token,
             bind_host=settings.host,
@@ -150,6 +164,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
                 "/logout",
                 "/oauth/callback",  # the browser back from an upstream's authorization server (admin/oauth.py)
                 *(resource_server.metadata_paths if resource_server is not None else ()),
+                *(route.path for route in (dashboard.oidc.routes() if dashboard.oidc is not None else ())),
             ),
             open_prefixes=(STATIC_PREFIX,),
             login_path=LOGIN_PATH,
@@ -157,6 +172,10 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
             cookie_prefixes=("/api/", "/metrics"),
             resource_server=resource_server,
             mcp_path=settings.path,
+            login_required=dashboard.oidc is not None,
+            bearer_role=lambda principal: principal_role(
+                principal, gateway.config.gateway.auth, gateway.config.gateway.dashboard_login
+            ),
         ),
     )
     # `/mcp/<profile>` is served as `/mcp` with the profile kept on the request (profiles/endpoint.py).

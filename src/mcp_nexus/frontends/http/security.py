@@ -42,7 +42,8 @@ from mcp_nexus.frontends.http.body_limit import (
 )
 from mcp_nexus.frontends.http.resource_server import ResourceServer
 from mcp_nexus.frontends.http.session_cookie import COOKIE_NAME, LoginSessions
-from mcp_nexus.identity.token_errors import TokenRejected
+from mcp_nexus.identity.principal import Principal, PrincipalUser
+from mcp_nexus.identity.token_errors import InsufficientScope, TokenRejected
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,12 @@ class GuardSettings:
     # other guarded routes only with the admin scope. With it, no route is open for want of a token.
     resource_server: ResourceServer | None = field(default=None, repr=False)
     mcp_path: str = "/mcp"
+    # The dashboard logs in through an identity provider (gateway.dashboard_login): then every
+    # guarded route but `mcp_path` needs a login or a token even without gateway.token.
+    login_required: bool = False
+    # The role an access token without the admin scope has on the admin API (admin_roles.py);
+    # None: such a token is refused there (403 insufficient_scope).
+    bearer_role: Callable[[Principal], str | None] | None = field(default=None, repr=False)
 
 
 class _Denied(Exception):
@@ -192,7 +199,13 @@ class HttpGuard:
         token = self.settings.token
         server = self.settings.resource_server
         if (
-            (not token and server is None)
+            (
+                not token
+                and server is None
+                and (
+                    not self.settings.login_required or path.rstrip("/") == self.settings.mcp_path.rstrip("/")
+                )
+            )
             or path in self.settings.open_paths
             or path.startswith(self.settings.open_prefixes)
         ):
@@ -204,7 +217,7 @@ class HttpGuard:
         admin = path.rstrip("/") != self.settings.mcp_path.rstrip("/")
         if server is not None and bearer:
             try:
-                scope["user"] = await server.authenticate(bearer, admin=admin)
+                scope["user"] = await self._authenticate(server, bearer, admin)
             except TokenRejected as rejected:
                 raise _Denied(
                     rejected.status,
@@ -235,6 +248,19 @@ class HttpGuard:
                 challenge=server.challenge(admin=admin),
             )
         raise _Denied(401, "missing or invalid bearer token", challenge=CHALLENGE)
+
+    async def _authenticate(self, server: ResourceServer, bearer: str, admin: bool) -> PrincipalUser:
+        """The token's user; on the admin API a token without the admin scope may still have a role."""
+        try:
+            return await server.authenticate(bearer, admin=admin)
+        except InsufficientScope:
+            role_of = self.settings.bearer_role
+            if not admin or role_of is None:
+                raise
+            principal = await server.verifier.verify(bearer)  # remembered: not validated twice
+            if role_of(principal) is None:
+                raise
+            return PrincipalUser(principal, bearer)
 
     def _body_limit(self, scope: Scope) -> int:
         """The largest body this request may send: none for a bodyless method, a little for an open route."""

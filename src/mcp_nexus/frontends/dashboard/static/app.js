@@ -1,9 +1,10 @@
-/* The Nexus dashboard: one page, six views, live through server-sent events.
-   Everything shown is built with textContent (never innerHTML): names and errors come from servers. */
+/* The Nexus dashboard: one page, seven views, live through server-sent events.
+   Everything shown is built with textContent (never innerHTML): names and errors come from servers.
+   A viewer (role from /api/dashboard) sees no action buttons; the admin API refuses their actions anyway. */
 "use strict";
 (() => {
   const $ = (sel, root = document) => root.querySelector(sel);
-  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false, viewer: null };
+  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false, viewer: null, role: "admin" };
   const MAX_CALLS = 500;
 
   function h(tag, attrs, ...children) {
@@ -45,7 +46,7 @@
   const mib = (b) => (b == null ? "-" : (b / 1048576).toFixed(1) + " MiB");
 
   // -- navigation -------------------------------------------------------------------------------
-  const PAGES = ["servers", "tools", "calls", "metrics", "xiaozhi", "tasks"];
+  const PAGES = ["servers", "tools", "calls", "metrics", "xiaozhi", "tasks", "audit"];
   function page() { const p = location.hash.slice(1); return PAGES.includes(p) ? p : "servers"; }
   function show() {
     const current = page();
@@ -55,11 +56,14 @@
     render();
     if (current === "metrics") refreshHistory();
     if (current === "tasks") renderTasks();
+    if (current === "audit") { loadAudit(false); verifyAudit(); }
   }
   window.addEventListener("hashchange", show);
 
   // -- servers ----------------------------------------------------------------------------------
+  const canAct = () => state.role === "admin";
   function actionsFor(row) {
+    if (!canAct()) return [];
     const wanted = [];
     if (!row.enabled) wanted.push("enable");
     else {
@@ -221,7 +225,8 @@
     const required = new Set(schema.required || []);
     for (const [prop, sub] of Object.entries(props)) form.append(...fieldFor(prop, sub || {}, required.has(prop)));
     if (!Object.keys(props).length) form.appendChild(h("p", { class: "muted", text: "This tool takes no arguments." }));
-    form.appendChild(h("button", { type: "submit", id: "try-run" }, "Run through the pipeline"));
+    if (canAct()) form.appendChild(h("button", { type: "submit", id: "try-run" }, "Run through the pipeline"));
+    else form.appendChild(h("p", { class: "muted", id: "try-viewer", text: "Your role (viewer) may read tools but not call them." }));
     $("#try-result").textContent = "";
     // On a phone the panel sits under the whole tool list: bring it into view.
     if (window.matchMedia("(max-width: 760px)").matches) $("#try-panel").scrollIntoView({ block: "start" });
@@ -281,19 +286,22 @@
   function callMatches(c) {
     const q = $("#call-filter").value.trim().toLowerCase();
     const o = $("#call-outcome").value;
-    if (q && ![c.tool, c.server || "", c.frontend, c.client || "", c.outcome].join(" ").toLowerCase().includes(q)) return false;
+    if (q && ![c.tool, c.server || "", c.frontend, c.client || "", c.outcome, via(c)].join(" ").toLowerCase().includes(q)) return false;
     if (o === "ok" && c.outcome !== "ok") return false;
     if (o === "error" && (c.outcome === "ok" || c.outcome === "input_required")) return false;
     if (o === "cached" && !(c.cache === "hit" || c.cache === "merged")) return false;
     if (o === "offloaded" && !c.offloaded) return false;
     return true;
   }
+  // Where a call came from: code in python_sandbox, a chain's step, a control-plane task, else the client itself.
+  function via(c) { return c.via || (c.frontend === "executor" ? "task" : "client"); }
   function callRow(c) {
     return h("tr", { "data-seq": c.seq, "data-tool": c.tool },
       h("td", { text: new Date(c.timestamp * 1000).toLocaleTimeString() }),
       h("td", {}, h("strong", { text: c.tool }), c.method !== "tools/call" ? h("div", { class: "muted", text: c.method }) : null),
       h("td", { text: c.server || "-" }),
       h("td", { text: c.frontend + (c.client ? `: ${c.client}` : "") }),
+      h("td", {}, h("span", { class: "badge via-" + via(c), "data-via": via(c), text: via(c) })),
       h("td", { class: "num", text: c.duration_ms.toFixed(1) + " ms" }),
       h("td", { class: c.outcome === "ok" ? "outcome-ok" : "outcome-bad", text: c.outcome + (c.retries ? ` (${c.retries} retries)` : "") }),
       h("td", { text: c.cache || "-" }),
@@ -456,6 +464,57 @@
     box.appendChild(table);
   }
 
+  // -- audit ------------------------------------------------------------------------------------
+  // Newest first, a page at a time (the server bounds it); "Older" goes on from where a page ended.
+  let auditNext = null;
+  function auditQuery(before) {
+    const q = new URLSearchParams();
+    for (const [key, id] of [["who", "#audit-who"], ["tool", "#audit-tool"], ["outcome", "#audit-outcome"], ["kind", "#audit-kind"]]) {
+      const v = $(id).value.trim();
+      if (v) q.set(key, v);
+    }
+    for (const [key, id] of [["since", "#audit-since"], ["until", "#audit-until"]]) {
+      const v = $(id).value;
+      if (v) q.set(key, new Date(v).toISOString());  // datetime-local is the viewer's time: sent as UTC
+    }
+    if (before) q.set("before", before);
+    q.set("limit", "50");
+    return q.toString();
+  }
+  async function loadAudit(more) {
+    const body = $("#audit-table tbody");
+    let data;
+    try { data = await api("GET", "/api/audit?" + auditQuery(more ? auditNext : null)); }
+    catch (e) { toast(`audit: ${e.message}`, true); return; }
+    if (!more) body.textContent = "";
+    $("#audit-disabled").hidden = data.enabled;
+    for (const r of data.records) {
+      const what = r.tool || r.action || r.kind;
+      body.appendChild(h("tr", { "data-seq": r.seq, "data-who": r.who || "", "data-outcome": r.outcome || "" },
+        h("td", { class: "num", text: r.seq }),
+        h("td", { text: r.time ? new Date(r.time).toLocaleString() : "-" }),
+        h("td", { text: r.who || "-" }),
+        h("td", { text: r.kind }),
+        h("td", {}, h("code", { text: what })),
+        h("td", { class: r.outcome === "ok" ? "outcome-ok" : "outcome-bad", text: (r.outcome || "") + (r.status ? ` (${r.status})` : "") }),
+        h("td", { text: [r.frontend, r.client].filter(Boolean).join(": ") || "-" }),
+        h("td", { class: "num", text: r.latency_ms == null ? "-" : r.latency_ms.toFixed(1) + " ms" })));
+    }
+    auditNext = data.next_before;
+    $("#audit-more").hidden = auditNext == null;
+    $("#audit-empty").hidden = body.children.length > 0;
+  }
+  async function verifyAudit() {
+    const out = $("#audit-verify");
+    try {
+      const v = await api("GET", "/api/audit/verify");
+      out.className = v.ok ? "ok" : "bad";
+      out.textContent = v.ok ? `chain ok: ${v.lines} records in ${v.files} files` : `chain broken${v.line ? ` at ${v.file} line ${v.line}` : ""}: ${v.problem}`;
+    } catch (e) { out.className = "bad"; out.textContent = `cannot verify: ${e.message}`; }
+  }
+  $("#audit-filters").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(false); verifyAudit(); });
+  $("#audit-more").addEventListener("click", () => loadAudit(true));
+
   // -- loading and live updates -----------------------------------------------------------------
   function render() {
     const p = page();
@@ -475,8 +534,17 @@
     state.frontends = data.frontends;
     state.control = data.control;
     state.viewer = data.viewer;
+    state.role = data.role || "admin";
+    document.body.dataset.role = state.role;  // style.css hides what a viewer cannot do (integrity's Approve too)
+    const who = $("#whoami");
+    who.textContent = "";
+    if (data.user && data.user.method !== "open") {
+      who.append(h("span", { text: data.user.name || data.user.who }), " ",
+        h("span", { class: "badge role-" + state.role, id: "role-badge", text: state.role }));
+    }
     $("#logout-form").hidden = !data.token_required;
     $("#reload-config").disabled = !data.reloadable;
+    $("#reload-config").hidden = !canAct();
     $("#reload-config").title = data.reloadable ? "Re-read the config file" : "started without a config file";
     render();
   }
