@@ -147,3 +147,19 @@ def _first_text(result: types.CallToolResult) -> str:
     first = result.content[0]
     assert isinstance(first, types.TextContent)
     return first.text
+
+
+async def test_code_in_the_sandbox_finds_the_chain_and_calls_it_by_its_code_form(runtime: Runtime) -> None:
+    code = (
+        'hit = find_tools("which lights are still on in the kitchen", 1)[0]\n'
+        'print(hit["name"], hit["call"])\n'
+        'print(tools.house.lights_report(room="hall"))\n'
+    )
+    result = await runtime.gateway.call_tool_result(
+        "python_sandbox", {"code": code}, caller=Caller("test", "c")
+    )
+    assert not result.is_error, text(result)
+    assert text(result).splitlines()[:2] == [
+        "house.lights_report tools.house.lights_report(room=...)",
+        "In the hall light.room_1 is on.",
+    ], text(result)
