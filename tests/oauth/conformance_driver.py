@@ -163,6 +163,10 @@ class Gateway:
             raise SystemExit(f"the authorization server answered {answer.status_code} without a redirect")
         back = self.http.get(location)  # the browser arrives at the gateway's /oauth/callback
         log(f"callback: {back.status_code}")
+        if back.status_code >= 400:
+            # The gateway refused the login (a wrong iss, a grant the server does not take): no
+            # state will turn READY, and waiting for one only spends the harness's time.
+            raise SystemExit(f"the gateway refused the login: {back.status_code} {back.text[:300]}")
 
     def ready(self, login_allowed: bool = True) -> None:
         state = self.wait(("READY", "DEGRADED", "NEEDS_AUTH", "ERROR"), 60)
