@@ -49,6 +49,20 @@ def test_an_admin_logs_in_through_the_provider_and_restarts_a_server(
     assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and not cookie["secure"]  # loopback http
     page.click('#servers-table button[data-server="f"][data-action="restart"]')
     expect(page.locator("#toast")).to_contain_text("f:")
+    # a tool alice tries from the page runs as her (her user, not the page's login) in the audit log
+    tried = page.evaluate(
+        """async () => (await fetch("/api/tools/f.echo/call", {method: "POST",
+               headers: {"content-type": "application/json"}, body: '{"arguments": {"text": "hi"}}'})).status"""
+    )
+    assert tried == 200
+    gateway.wait_for(
+        "alice's tool call in the audit log",
+        lambda: (
+            [r["tool"] for r in gateway.get("/api/audit?kind=tool_call&who=user:alice").json()["records"]]
+            == ["f.echo"]
+        ),
+        timeout=10,
+    )
     # the admin action is in the audit log under alice's name, on the Audit page
     page.goto(gateway.base + "/#audit")
     page.fill("#audit-who", "alice")

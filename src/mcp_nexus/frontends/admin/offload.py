@@ -9,7 +9,10 @@ For the admin API that caller is `Caller("api", client)`, where `client` says wh
   `login-<first 16 hex of the cookie's SHA-256>`: each login owns what its "try it" offloaded,
   and the fingerprint names it in the call log without revealing the cookie;
 - a bearer-token client, or any client of a gateway without a token, is `api:-` (one principal:
-  whoever holds the token, or every local process when there is none).
+  whoever holds the token, or every local process when there is none);
+- a user (a dashboard login through the identity provider, or an access token of gateway.auth)
+  carries its principal (admin_roles.py): it owns its files as `user:<sub>` whichever of its
+  logins made them, and per-user rules (profiles, limits, cache) apply to it as on `/mcp`.
 
 Another caller asking for a file gets 404, the same answer as for a file that never existed or
 has expired, so the answer does not tell whether someone else's file is there.
@@ -25,8 +28,10 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from mcp_nexus.frontends.admin.json_io import error_response
+from mcp_nexus.frontends.http.admin_roles import SCOPE_KEY
 from mcp_nexus.frontends.http.session_cookie import COOKIE_NAME
 from mcp_nexus.gateway import Gateway
+from mcp_nexus.identity.principal import principal_of, scope_user
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.offload_folder import OFFLOAD_NAME
 
@@ -42,11 +47,13 @@ _FILE_HEADERS = {
 
 def api_caller(request: Request) -> Caller:
     """The caller an admin API request is (see the module doc), as the pipeline and offload see it."""
+    identity = request.scope.get(SCOPE_KEY)
+    principal = identity.principal if identity is not None else principal_of(scope_user(request))
     cookie = None if "authorization" in request.headers else request.cookies.get(COOKIE_NAME)
     if not cookie:
-        return Caller(API_FRONTEND)
+        return Caller(API_FRONTEND, principal=principal)
     fingerprint = hashlib.sha256(cookie.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return Caller(API_FRONTEND, client=LOGIN_CLIENT_PREFIX + fingerprint)
+    return Caller(API_FRONTEND, client=LOGIN_CLIENT_PREFIX + fingerprint, principal=principal)
 
 
 def offload_routes(gateway: Gateway) -> list[Route]:

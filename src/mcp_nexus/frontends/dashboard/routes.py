@@ -169,7 +169,7 @@ class Dashboard:
         return rows
 
     def overview(self, viewer: str, identity: AdminIdentity | None = None) -> dict[str, Any]:
-        """What the page needs at load; `viewer` is the caller identity its "try it" calls run as,
+        """What the page needs at load; `viewer` is how its "try it" calls show in the call log,
         `identity` who is looking (admin_roles.py): a viewer's page hides the actions."""
         gateway = self.gateway
         control = getattr(gateway, "control", None)
@@ -237,9 +237,10 @@ class Dashboard:
             return response
 
         async def overview(request: Request) -> AdminJSONResponse:
-            return AdminJSONResponse(
-                self.overview(api_caller(request).identity, request.scope.get(SCOPE_KEY))
-            )
+            caller = api_caller(request)
+            # the call log's "open" link: calls this page's "try it" made show this frontend:client
+            viewer = f"{caller.frontend}:{caller.client or '-'}"
+            return AdminJSONResponse(self.overview(viewer, request.scope.get(SCOPE_KEY)))
 
         async def history(request: Request) -> AdminJSONResponse:
             return AdminJSONResponse({"history": self.history.as_dict(), "metrics": self.reader.snapshot()})

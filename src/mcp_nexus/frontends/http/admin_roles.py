@@ -43,6 +43,8 @@ class AdminIdentity:
     role: Role
     name: str | None = None  # for the page: the login's name or email
     method: str = "open"  # how it was established: open | token | login | oidc | bearer
+    # The user as per-user rules see it (the access token's, or a provider login's); None: the operator.
+    principal: Principal | None = None
 
 
 def role_for(
@@ -96,7 +98,9 @@ def identity_of(
     principal = principal_of(scope.get("user"))
     if principal is not None:
         role = principal_role(principal, auth, login)
-        return None if role is None else AdminIdentity(principal.key, role, principal.subject, "bearer")
+        if role is None:
+            return None
+        return AdminIdentity(principal.key, role, principal.subject, "bearer", principal)
     headers: dict[str, list[str]] = {}
     for key, value in scope.get("headers", []):
         headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
@@ -105,8 +109,11 @@ def identity_of(
     for header in headers.get("cookie", []):
         value = cookie_parser(header).get(COOKIE_NAME)
         found = logins.get(value) if value else None
+        if found is not None and found.provider:
+            user = Principal(found.issuer or "", found.who.removeprefix("user:"), None, groups=found.groups)
+            return AdminIdentity(found.who, found.role, found.name, "oidc", user)
         if found is not None:
-            return AdminIdentity(found.who, found.role, found.name, "oidc" if found.provider else "login")
+            return AdminIdentity(found.who, found.role, found.name, "login")
     return AdminIdentity(OPERATOR, "admin", None, "open")
 
 

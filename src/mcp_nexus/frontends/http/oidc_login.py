@@ -158,13 +158,20 @@ class OidcLogin:
 
     async def callback(self, request: Request) -> Response:
         try:
-            who, role, name = await self._finish(request)
+            who, role, name, groups = await self._finish(request)
         except LoginFailed as failed:
             logger.info("dashboard login through the provider refused: %s", failed.message)
             response = self.error_page(failed.message, failed.status)
             response.delete_cookie(STATE_COOKIE, path=CALLBACK_PATH)
             return response
-        value = self.logins.create(who, role, name=name, max_age=self.settings.session_max_age)
+        value = self.logins.create(
+            who,
+            role,
+            name=name,
+            max_age=self.settings.session_max_age,
+            issuer=self.settings.issuer,
+            groups=groups,
+        )
         response = RedirectResponse("/", status_code=303)
         response.headers.append(
             "set-cookie",
@@ -194,7 +201,7 @@ class OidcLogin:
         while self._pending and now - next(iter(self._pending.values())).started > PENDING_MAX_AGE:
             self._pending.popitem(last=False)
 
-    async def _finish(self, request: Request) -> tuple[str, Any, str | None]:
+    async def _finish(self, request: Request) -> tuple[str, Any, str | None, tuple[str, ...]]:
         params = request.query_params
         if "error" in params:
             described = params.get("error_description") or params["error"]
@@ -224,7 +231,7 @@ class OidcLogin:
                 f"The account {subject!r} has no role on this gateway (gateway.dashboard_login.roles).", 403
             )
         name = claims.get("name") or email or claims.get("preferred_username")
-        return f"user:{subject}", role, str(name) if name else None
+        return f"user:{subject}", role, str(name) if name else None, names
 
     async def _exchange(self, code: str, pending: Pending) -> dict[str, Any]:
         endpoint = str((await self.metadata())["token_endpoint"])

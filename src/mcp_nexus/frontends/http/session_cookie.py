@@ -55,6 +55,8 @@ class Login:
     name: str | None = None  # what the page shows (the provider's name or email claim), None: `who`
     opened: float = 0.0
     max_age: float | None = None  # None: the sessions' max_age
+    issuer: str | None = None  # a provider login's issuer and the user's groups (for per-user rules)
+    groups: tuple[str, ...] = ()
 
     @property
     def provider(self) -> bool:
@@ -86,9 +88,11 @@ class LoginSessions:
         *,
         name: str | None = None,
         max_age: float | None = None,
+        issuer: str | None = None,
+        groups: tuple[str, ...] = (),
     ) -> str:
         value = secrets.token_urlsafe(32)
-        self._opened[_digest(value)] = Login(who, role, name, self._clock(), max_age)
+        self._opened[_digest(value)] = Login(who, role, name, self._clock(), max_age, issuer, groups)
         while len(self._opened) > self.max_sessions:
             self._opened.popitem(last=False)
         return value
