@@ -7,7 +7,8 @@ port, prints `PORT <n>` and serves: the MCP endpoint `/mcp` (needs a bearer toke
 redirects to the client's redirect URI with the code, as a browser would be sent after
 a person said yes). Test hooks, unauthenticated: POST `/test/expire` (every access token
 expires now), POST `/test/revoke` (every token, access and refresh, is revoked), GET
-`/test/stats` (counts of registrations, authorizations, code and refresh exchanges), GET
+`/test/stats` (counts of registrations, authorizations, code and refresh exchanges, and refresh
+attempts, refused ones included), GET
 `/test/issued` (every token issued, for tests that look for them where they must not be).
 """
 
@@ -42,15 +43,22 @@ SCOPE = "mcp"
 class ApprovingProvider:
     """An authorization server that approves every request (the person always says yes)."""
 
-    def __init__(self, token_ttl: int) -> None:
+    def __init__(self, token_ttl: int, refresh_delay: float = 0.0) -> None:
         self.token_ttl = token_ttl
+        self.refresh_delay = refresh_delay  # a slow refresh, so that concurrent ones overlap
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.resources: dict[str, str | None] = {}  # refresh token -> the resource it was granted for
         self.issued: list[str] = []  # every token ever issued (tests look for them where they must not be)
-        self.stats = {"registrations": 0, "authorizations": 0, "code_exchanges": 0, "refreshes": 0}
+        self.stats = {
+            "registrations": 0,
+            "authorizations": 0,
+            "code_exchanges": 0,
+            "refreshes": 0,
+            "refresh_attempts": 0,
+        }
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -115,6 +123,8 @@ class ApprovingProvider:
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> RefreshToken | None:
+        self.stats["refresh_attempts"] += 1
+        await asyncio.sleep(self.refresh_delay)
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(
@@ -137,9 +147,9 @@ class ApprovingProvider:
         self.refresh.pop(token.token, None)
 
 
-def build(port: int, token_ttl: int) -> Any:
+def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
     base = f"http://127.0.0.1:{port}"
-    provider = ApprovingProvider(token_ttl)
+    provider = ApprovingProvider(token_ttl, refresh_delay)
     server = MCPServer(
         name="oauth-peer",
         auth_server_provider=provider,
@@ -187,11 +197,12 @@ def build(port: int, token_ttl: int) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-ttl", type=int, default=3600)
+    parser.add_argument("--refresh-delay", type=float, default=0.0, help="seconds each refresh takes")
     args = parser.parse_args()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = build(port, args.token_ttl)
+    app = build(port, args.token_ttl, args.refresh_delay)
     print(f"PORT {port}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     asyncio.run(server.serve(sockets=[sock]))

@@ -38,10 +38,10 @@ class OAuthPeer:
 
 
 @contextmanager
-def oauth_peer(log: Path, *, token_ttl: int = 3600) -> Iterator[OAuthPeer]:
+def oauth_peer(log: Path, *, token_ttl: int = 3600, refresh_delay: float = 0.0) -> Iterator[OAuthPeer]:
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, str(PEER), "--token-ttl", str(token_ttl)],
+            [sys.executable, str(PEER), "--token-ttl", str(token_ttl), "--refresh-delay", str(refresh_delay)],
             stdout=subprocess.PIPE,
             stderr=err,
             env=child_env(),

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -109,9 +110,26 @@ class NexusOAuthProvider(OAuthClientProvider):
         await self._due()
         flow = super().async_auth_flow(request)
         retried = adopted = False
+        # The login's refresh lock (storage.refresh_lock), held from just before a refresh goes
+        # out until the flow's next request: by then the SDK has saved what the refresh got.
+        refresh_lock = contextlib.AsyncExitStack()
+        locked = False
         try:
             outgoing = await flow.__anext__()
             while True:
+                if _is_refresh(outgoing) and not locked:
+                    await refresh_lock.enter_async_context(self.vault_storage.refresh_lock())
+                    locked = True
+                    if not adopted and await self._adopt_stored():
+                        # Refreshed by another replica while this one waited: no refresh here.
+                        adopted = True
+                        await flow.aclose()
+                        flow = super().async_auth_flow(request)
+                        outgoing = await flow.__anext__()
+                        continue
+                elif locked and not _is_refresh(outgoing):
+                    await refresh_lock.aclose()
+                    locked = False
                 response = yield outgoing
                 if (
                     not adopted
@@ -155,6 +173,7 @@ class NexusOAuthProvider(OAuthClientProvider):
         except StopAsyncIteration:
             return
         finally:
+            await refresh_lock.aclose()
             await flow.aclose()
 
 

@@ -9,8 +9,10 @@ knows when to refresh.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, runtime_checkable
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
@@ -21,6 +23,13 @@ from mcp_nexus.upstream.oauth.vault import TokenVault
 # Refresh this long before the access token expires, or after 90% of a short lifetime: a call
 # never starts with a token about to lapse on the way.
 REFRESH_MARGIN_S = 60.0
+
+
+@runtime_checkable
+class SharedRefreshLock(Protocol):
+    """A vault several replicas share, with a lock they all see (stores/redis_oauth.py)."""
+
+    def refresh_lock(self, server: str) -> AbstractAsyncContextManager[None]: ...
 
 
 class VaultTokenStorage:
@@ -35,6 +44,7 @@ class VaultTokenStorage:
         self.settings = settings
         self.vault = vault
         self._record: dict[str, Any] | None = None
+        self._local_refresh = asyncio.Lock()
 
     async def _load(self) -> dict[str, Any]:
         if self._record is None:
@@ -98,6 +108,14 @@ class VaultTokenStorage:
         await self._save()
 
     # -- Nexus's own -------------------------------------------------------------------
+
+    def refresh_lock(self) -> AbstractAsyncContextManager[Any]:
+        """Held while this login is refreshed: whoever waited for it reads the stored login again
+        and adopts the refreshed token instead of spending a refresh token that may be rotated.
+        Shared by every replica when the vault is (Redis); else by this process's sessions."""
+        if isinstance(self.vault, SharedRefreshLock):
+            return self.vault.refresh_lock(self.server)
+        return self._local_refresh
 
     async def refresh_due_at(self) -> float | None:
         """When the access token should be refreshed (None: no expiry known)."""
