@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from mcp_nexus import __version__
 from mcp_nexus.config.errors import ConfigError
+from mcp_nexus.frontends.admin.audit import audit_openapi_paths
 from mcp_nexus.frontends.admin.index import index_openapi_paths
 from mcp_nexus.frontends.admin.json_io import (
     MAX_JSON_DEPTH,
@@ -254,7 +255,11 @@ def openapi_document() -> dict[str, Any]:
                     "The body is not a JSON object as described (path says where), or a header is malformed",
                 ),
                 "Unauthorized": _json(_ERROR, "Missing or wrong bearer token"),
-                "Forbidden": _json(_ERROR, "The Origin header is not a loopback or allowed origin"),
+                "Forbidden": _json(
+                    _ERROR,
+                    "The Origin header is not a loopback or allowed origin, or the caller's role may not "
+                    "do this (a viewer changing anything: `role` and `required_role` say so)",
+                ),
                 "TooLarge": _json(_ERROR, "The body is over gateway.request_max_bytes (limit says how many)"),
                 "MisdirectedRequest": _json(_ERROR, "The Host header does not name this gateway"),
             },
@@ -536,5 +541,6 @@ def openapi_document() -> dict[str, Any]:
             **task_openapi_paths(_guarded),
             **offload_openapi_paths(_guarded, _json, _ERROR),
             **index_openapi_paths(_json, _guarded, _ERROR, _json_body),
+            **audit_openapi_paths(_json, _guarded, _ERROR),
         },
     }

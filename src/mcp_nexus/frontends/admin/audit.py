@@ -51,7 +51,7 @@ def _when(value: str | None, name: str) -> datetime | None:
         if re.fullmatch(r"\d+(\.\d+)?", value):
             return datetime.fromtimestamp(float(value), UTC)
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, OSError):  # OSError: an epoch the platform cannot represent
         raise BadQuery(f"{name} must be an ISO 8601 time or epoch seconds, got {value!r}") from None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
@@ -166,6 +166,56 @@ def verification(folder: Path) -> dict[str, Any]:
         # where the chain breaks, when it does: the file and the line number in it
         "file": where.group(1) if where else None,
         "line": int(where.group(2)) if where else None,
+    }
+
+
+def audit_openapi_paths(json_response: Any, guarded: Any, error: dict[str, Any]) -> dict[str, Any]:
+    """The audit operations for the admin API's OpenAPI document (helpers passed in from api.py)."""
+    page = {
+        "type": "object",
+        "properties": {
+            "enabled": {"type": "boolean"},
+            "records": {"type": "array", "items": {"type": "object"}},
+            "next_before": {
+                "type": ["integer", "null"],
+                "description": "`before` of the next page; null: none",
+            },
+            "scanned": {"type": "integer"},
+        },
+        "required": ["records", "next_before"],
+    }
+    verdict = {
+        "type": "object",
+        "properties": {
+            "enabled": {"type": "boolean"},
+            "ok": {"type": "boolean"},
+            "lines": {"type": "integer"},
+            "files": {"type": "integer"},
+            "problem": {"type": ["string", "null"]},
+            "file": {"type": ["string", "null"]},
+            "line": {"type": ["integer", "null"]},
+        },
+        "required": ["ok", "lines", "files"],
+    }
+    return {
+        "/api/audit": {
+            "get": {
+                "summary": "Audit records, newest first, filtered and paged",
+                # Described rather than declared, as for /api/index/tools (a schemathesis quirk).
+                "description": "Query parameters: `who`, `tool` (substrings), `outcome` "
+                f"({', '.join(OUTCOMES)}), `kind` ({', '.join(KINDS)}), `since`, `until` (ISO 8601 or "
+                f"epoch seconds), `before` (a seq), `limit` (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+                "responses": guarded(
+                    {"200": json_response(page), "400": json_response(error, "A filter that is not valid")}
+                ),
+            }
+        },
+        "/api/audit/verify": {
+            "get": {
+                "summary": "The audit log's hash chain checked: ok, or the file and line where it breaks",
+                "responses": guarded({"200": json_response(verdict)}),
+            }
+        },
     }
 
 
