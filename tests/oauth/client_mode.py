@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conformance.runner import _suite_command
+from oauth.conformance_driver import LEAK_MARK
 from support.processes import ROOT
 
 DRIVER = Path(__file__).with_name("conformance_driver.py")
@@ -114,6 +115,9 @@ def _read(out: Path) -> dict[str, tuple[int, list[str]]]:
         rows = json.loads(checks.read_text())
         passed = sum(row["status"] == "SUCCESS" for row in rows)
         failed = [f"{name}:{row['id']}" for row in rows if row["status"] == "FAILURE"]
+        stderr = checks.with_name("stderr.txt")
+        if stderr.exists() and LEAK_MARK in stderr.read_text(errors="replace"):
+            failed.append(f"{name}:a secret of the scenario in the gateway's log")  # never expected
         found[name] = (passed, failed)
     return found
 

@@ -226,8 +226,30 @@ def run(url: str, scenario: str) -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            gateway_log = (Path(folder) / "gateway.log").read_text()
+            report_leaks(gateway_log)
             if os.environ.get("NEXUS_DRIVER_LOG"):
-                sys.stderr.write((Path(folder) / "gateway.log").read_text())
+                sys.stderr.write(gateway_log)
+
+
+LEAK_MARK = "[nexus-driver] SECRET IN THE GATEWAY'S LOG"
+
+
+def report_leaks(gateway_log: str) -> None:
+    """Say (for tests/oauth/client_mode.py, which reads it in the run's stderr.txt) whether a
+    secret the scenario handed over shows in the gateway's log: a client secret, the private
+    key's body, the ID token."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    pem_lines = (context.get("private_key_pem") or "").splitlines()
+    secrets = {
+        "client_secret": context.get("client_secret"),
+        "idp_id_token": context.get("idp_id_token"),
+        # a whole base64 line of the key's body reads the same in a plain or a JSON-escaped log
+        "private_key_pem": pem_lines[1] if len(pem_lines) > 2 else None,
+    }
+    for name, value in secrets.items():
+        if value and value in gateway_log:
+            print(f"{LEAK_MARK}: {name}", file=sys.stderr, flush=True)
 
 
 def main() -> None:
