@@ -8,13 +8,15 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from dashboard.conftest import login
+from dashboard.conftest import login, screenshot
 from support.served_gateway import ServedGateway
 
 CODE = 'echoed = call_tool("f.echo", {"text": "from code"})\nreturn echoed'
 
 
-def test_a_call_from_sandbox_code_shows_as_via_sandbox(guarded: ServedGateway, page: Page) -> None:
+def test_a_call_from_sandbox_code_shows_as_via_sandbox(
+    guarded: ServedGateway, page: Page, tmp_path: Path
+) -> None:
     answer = guarded.call("python_sandbox", {"code": CODE})
     assert answer.status_code == 200 and not answer.json().get("isError"), answer.text
     guarded.call("f.echo", {"text": "directly"})
@@ -25,6 +27,7 @@ def test_a_call_from_sandbox_code_shows_as_via_sandbox(guarded: ServedGateway, p
     expect(rows.locator('[data-via="sandbox"]')).to_have_count(1)
     expect(rows.locator('[data-via="client"]')).to_have_count(1)
     expect(page.locator('#calls-table tr[data-tool="python_sandbox"] [data-via="client"]')).to_have_count(1)
+    screenshot(page, "calls-via", tmp_path)
     page.fill("#call-filter", "sandbox")  # the filter finds calls by where they came from
     expect(page.locator('#calls-table tr[data-tool="f.echo"]')).to_have_count(1)
 
@@ -33,7 +36,9 @@ def _audit_folder(gateway: ServedGateway) -> Path:
     return gateway.log.parent / "data" / "audit"  # NEXUS_DATA_DIR of gateway_env
 
 
-def test_the_audit_page_filters_pages_and_shows_a_broken_chain(guarded: ServedGateway, page: Page) -> None:
+def test_the_audit_page_filters_pages_and_shows_a_broken_chain(
+    guarded: ServedGateway, page: Page, tmp_path: Path
+) -> None:
     assert guarded.post("/api/cache/clear").status_code == 200  # an admin action by the operator
     for n in range(3):
         guarded.call("f.echo", {"text": f"audited {n}"})
@@ -46,6 +51,7 @@ def test_the_audit_page_filters_pages_and_shows_a_broken_chain(guarded: ServedGa
     login(page, guarded)
     page.goto(guarded.base + "/#audit")
     expect(page.locator("#audit-verify")).to_contain_text("chain ok")
+    screenshot(page, "audit", tmp_path)
     cleared = page.locator('#audit-table tbody tr[data-who="operator"]', has_text="POST /api/cache/clear")
     expect(cleared).to_have_count(1)
     seqs = [

@@ -509,7 +509,7 @@
     try {
       const v = await api("GET", "/api/audit/verify");
       out.className = v.ok ? "ok" : "bad";
-      out.textContent = v.ok ? `chain ok: ${v.lines} records in ${v.files} files` : `chain broken${v.line ? ` at ${v.file} line ${v.line}` : ""}: ${v.problem}`;
+      out.textContent = v.ok ? `chain ok: ${v.lines} record${v.lines === 1 ? "" : "s"} in ${v.files} file${v.files === 1 ? "" : "s"}` : `chain broken${v.line ? ` at ${v.file} line ${v.line}` : ""}: ${v.problem}`;
     } catch (e) { out.className = "bad"; out.textContent = `cannot verify: ${e.message}`; }
   }
   $("#audit-filters").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(false); verifyAudit(); });
