@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.search_bm25 import BM25Index
+from mcp_nexus.catalog.search_phrases import query_words
 from mcp_nexus.catalog.search_synonyms import RELATED
 from mcp_nexus.catalog.search_tokens import CJK_RUN, tokenize
 from mcp_nexus.catalog.tags import name_words
@@ -125,7 +126,10 @@ class IndexSearch:
         glossed = _glosser().glossed(query) if CJK_RUN.search(query) else []
         # Each query word is one term: an English word or tag as itself, a Chinese word as the best
         # of its senses (a sum over every sense would let a word with many senses outweigh the rest).
-        terms = [[[token]] for token in [*tokens, *tokenize(" ".join(query_tags))]]
+        # The meaning of how the words combine (phrasal verbs, statements about named things) joins
+        # as plain words: search_phrases.py.
+        cues = query_words(query)
+        terms = [[[token]] for token in [*tokens, *tokenize(" ".join([*query_tags, *cues]))]]
         terms += [[t for sense in senses if (t := tokenize(sense))] for _, senses in glossed]
         scores, related = self._lexical(terms)
         if self._vectors is not None:
@@ -133,7 +137,8 @@ class IndexSearch:
             # sense drifts away from what was meant, while BM25 above takes the best-matching one.
             gloss = " ".join(senses[0] for _, senses in glossed)
             weight = SEMANTIC_WEIGHT["zh" if glossed else "en"]
-            scores = self._fuse(scores, f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(related)}", weight)
+            text = f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(cues)} {' '.join(related)}"
+            scores = self._fuse(scores, text, weight)
         if allowed is not None:
             scores[~allowed] = 0.0
         for i in self._by_name.get(query.strip(), ()):  # a query that is a tool's name finds it first

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import Stemmer
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _TOKENS = re.compile(
@@ -62,9 +64,44 @@ STOPWORDS = frozenset(
 """Words in nearly every description: they only add noise to the scores."""
 
 
-def _stem(word: str) -> str:
-    # Plural and third-person "s" only: enough to match "lights"/"light", "gets"/"get"
-    # without a stemmer's surprises on names ("status" stays "status").
+_STEMMER = Stemmer.Stemmer("english")
+_STEMS: dict[str, str] = {}
+_INFLECTIONS = (("ing", 4), ("ed", 3), ("es", 3), ("s", 2), ("ly", 3), ("", 1))
+"""An inflectional ending and how many letters the stemmer may take off a word that has it: the
+ending plus one ("committing" -> "commit", "staged" -> "stage" by the stemmer's own rules; a word
+with no ending loses at most its final e or turns y into i: "delete" -> "delet")."""
+
+
+def stem(word: str) -> str:
+    """The word without its inflection: "committing", "commits" -> "commit", "records" -> "record",
+    "deleted", "delete" -> "delet", "lately" -> "late", so a request's form meets the description's.
+
+    The Snowball (Porter 2) English stemmer, kept to inflections: where it also strips a
+    derivational ending ("conversation" and "conversion" -> "convers", "operating" and
+    "operation" -> "oper") the word keeps its own form (only a plural "s" goes), because those
+    collisions tie unrelated tools together, worst for the many senses of a glossed Chinese word.
+    Cached: a catalog repeats the same few thousand words."""
+    stemmed = _STEMS.get(word)
+    if stemmed is None:
+        stemmed = _STEMS[word] = _inflection_stem(word)
+    return stemmed
+
+
+def _inflection_stem(word: str) -> str:
+    if len(word) <= 3:
+        return word
+    full = _STEMMER.stemWord(word)
+    for ending, allowance in _INFLECTIONS:
+        if word.endswith(ending):
+            if len(word) - len(full) <= allowance:
+                return full
+            break
+    singular = _plural_stem(word)
+    full = _STEMMER.stemWord(singular)
+    return full if len(singular) - len(full) <= 1 else singular
+
+
+def _plural_stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
@@ -82,5 +119,5 @@ def tokenize(text: str, *, query: bool = False) -> list[str]:
             continue
         word = piece.lower()
         if word not in STOPWORDS:
-            tokens.append(_stem(word))
+            tokens.append(stem(word))
     return tokens

@@ -1,0 +1,234 @@
+"""What an English request says beyond its single words: phrasal verbs and statements about named things.
+
+Why: BM25 and the thesaurus (search_synonyms.py) see words one at a time, and the sentence
+vectors average them, so the meaning that lives in how words combine is lost. Two kinds of
+combination carry most of it in requests to tools:
+
+- Phrasal verbs. "pull up", "jot down", "check in", "take out", "roll back": the verb alone
+  means something else (or nothing a tool says) and the particle is a stop word to the index.
+  A verb followed within a few words by its particle ("take everything back out") stands for
+  the plain verb of the table below, the way a dictionary defines it.
+- Statements about named things. "Carol is Dave's manager" and "Bob works at Acme" state a
+  relation between two names: a request to record that relation, whatever the verb. The
+  same statement negated ("doesn't ... anymore", "no longer") asks to remove it. A request that
+  names things without relating them ("Carol and Dave") is about those named entries.
+
+The result is a list of plain words that join the query as extra terms (index_search.py); the
+table is general English (each entry as a dictionary gives it), not any tool's wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mcp_nexus.catalog.search_synonyms import RELATED
+from mcp_nexus.catalog.search_tokens import stem
+
+PHRASAL_VERBS: dict[tuple[str, str], str] = {
+    # seeing and finding
+    ("pull", "up"): "show open",
+    ("bring", "up"): "show open",
+    ("call", "up"): "show open",
+    ("look", "up"): "find",
+    ("look", "into"): "investigate",
+    ("look", "over"): "inspect",
+    ("look", "through"): "search",
+    ("go", "over"): "inspect",
+    ("go", "through"): "inspect",
+    ("dig", "into"): "investigate",
+    ("dig", "up"): "find",
+    ("find", "out"): "find",
+    ("figure", "out"): "find",
+    ("track", "down"): "find",
+    ("hunt", "down"): "find",
+    ("read", "out"): "read show",
+    ("print", "out"): "print show",
+    ("list", "out"): "list",
+    ("spell", "out"): "show",
+    ("sum", "up"): "summary",
+    ("break", "down"): "summary",
+    # writing down and keeping
+    ("jot", "down"): "note record",
+    ("write", "down"): "note record",
+    ("note", "down"): "note record",
+    ("put", "down"): "note record",
+    ("take", "down"): "note record",
+    ("log", "down"): "note record",
+    ("keep", "track"): "record",
+    ("hold", "onto"): "save keep",
+    ("hang", "onto"): "save keep",
+    ("check", "in"): "commit",
+    ("set", "up"): "create",
+    ("fill", "in"): "input",
+    ("fill", "out"): "input",
+    ("add", "up"): "sum",
+    ("tot", "up"): "sum",
+    ("total", "up"): "sum",
+    ("count", "up"): "count",
+    ("zip", "up"): "compress",
+    ("pack", "up"): "compress",
+    ("boil", "down"): "compress",
+    # removing and undoing
+    ("take", "out"): "remove",
+    ("take", "back"): "undo",
+    ("take", "off"): "remove",
+    ("back", "out"): "undo",
+    ("roll", "back"): "revert",
+    ("go", "back"): "revert",
+    ("put", "back"): "restore",
+    ("get", "rid"): "delete",
+    ("wipe", "out"): "delete",
+    ("clear", "out"): "delete",
+    ("clean", "out"): "delete",
+    ("clean", "up"): "delete",
+    ("throw", "away"): "discard",
+    ("throw", "out"): "discard",
+    ("cross", "off"): "delete",
+    ("cross", "out"): "delete",
+    ("strike", "out"): "delete",
+    ("scratch", "out"): "delete",
+    ("rub", "out"): "erase",
+    ("drop", "off"): "remove",
+    ("leave", "out"): "exclude",
+    ("pull", "out"): "remove",
+    # switching and changing
+    ("check", "out"): "checkout switch",
+    ("switch", "over"): "switch",
+    ("change", "over"): "switch",
+    ("hop", "over"): "switch",
+    ("move", "over"): "switch",
+    ("turn", "on"): "enable",
+    ("turn", "off"): "disable",
+    ("switch", "on"): "enable",
+    ("switch", "off"): "disable",
+    ("shut", "off"): "disable",
+    ("shut", "down"): "disable",
+    ("fire", "up"): "start",
+    ("kick", "off"): "start",
+    ("spin", "up"): "start",
+    ("start", "up"): "start",
+    ("branch", "off"): "branch create",
+    ("split", "off"): "branch create",
+    ("swap", "out"): "replace",
+    ("mix", "up"): "change",
+    # asking and telling
+    ("ask", "for"): "request",
+    ("send", "out"): "send",
+    ("ping", "back"): "echo",
+    ("say", "back"): "echo",
+    ("repeat", "back"): "echo",
+}
+"""(verb, particle) -> the plain words it means. Particles come from the closed class of English
+adverbial particles and prepositions; the verb is matched by its stem ("jotted", "pulls")."""
+
+_PARTICLE_WINDOW = 4
+"""How many words may stand between a verb and its particle ("take everything back out")."""
+
+_BY_VERB: dict[str, dict[str, str]] = {}
+for (_verb, _particle), _meaning in PHRASAL_VERBS.items():
+    _BY_VERB.setdefault(stem(_verb), {})[_particle] = _meaning
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_NEGATIONS = frozenset({"not", "no", "never", "anymore", "longer", "nobody", "none"})
+"""Words that deny a statement ("doesn't", "isn't" are caught by their n't)."""
+_JOINERS = frozenset({"and", "or", "nor", "&"})
+_CLAUSE_BREAK = re.compile(r"[,;:.!?\"()]")
+_NOT_NAMES = frozenset(
+    {"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "oops", "please", "hey", "hi", "utc"}
+)
+
+
+def phrase_words(text: str) -> list[str]:
+    """Plain words for the phrasal verbs in `text`, each once, in order."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    found: dict[str, None] = {}
+    for i, word in enumerate(words):
+        particles = _BY_VERB.get(stem(word))
+        if not particles:
+            continue
+        for particle in words[i + 1 : i + 2 + _PARTICLE_WINDOW]:
+            meaning = particles.get(particle)
+            if meaning is not None:
+                found.update(dict.fromkeys(meaning.split()))
+                break
+    return list(found)
+
+
+def statement_words(text: str) -> list[str]:
+    """Words for what a statement about named things asks: "relation" when two names are related
+    within one clause (not merely listed with "and"), with "delete" when that statement is negated;
+    "name" when the request names things at all."""
+    names_per_clause: list[list[tuple[int, bool]]] = []
+    negated = reciprocal = False
+    for clause in _CLAUSE_BREAK.split(text):
+        words = _WORD.findall(clause)
+        names: list[tuple[int, bool]] = []  # (position, joined to the previous name by "and"/"or")
+        joined = False
+        for position, word in enumerate(words):
+            lower = word.lower()
+            if lower in _JOINERS:
+                joined = True
+                continue
+            if lower in _NEGATIONS or lower.endswith(("n't", "n’t")):
+                negated = True
+            following = words[position + 1] if position + 1 < len(words) else None
+            if _is_name(word, following, position == 0 and not names_per_clause):
+                names.append((position, joined))
+            joined = False
+        # "Alice and Bob are friends": names listed, then said to be something to each other
+        lowered = [w.lower() for w in words]
+        if len(names) > 1 and any(w in ("are", "were", "aren't", "weren't") for w in lowered[names[-1][0] :]):
+            reciprocal = True
+        names_per_clause.append(names)
+    related = any(any(not joined for _, joined in names[1:]) for names in names_per_clause) or reciprocal
+    named = any(names_per_clause)
+    out: list[str] = []
+    if related:
+        out.append("relation")
+        if negated:
+            out.append("delete")
+    elif named:
+        out.append("name")
+    return out
+
+
+_STATEMENT_VERBS = frozenset(
+    {
+        "is",
+        "was",
+        "has",
+        "had",
+        "does",
+        "did",
+        "isn't",
+        "wasn't",
+        "hasn't",
+        "doesn't",
+        "didn't",
+        "no",
+        "now",
+        "and",
+    }
+)
+"""After a capitalised first word, these mark it as the subject of a statement ("Carol is ...")."""
+
+
+def _is_name(word: str, following: str | None, first_of_request: bool) -> bool:
+    """A capitalised word that is not "I" nor an acronym (README, UTC). The request's first word is
+    capitalised anyway: it is a name when possessive ("Carol's") or the subject of a statement,
+    i.e. followed by a form of be/have/do or by a third-person verb ("Bob works"), and is no
+    word the thesaurus knows ("Shows", "Lists" are requests, not names)."""
+    bare = re.sub(r"['’]s$", "", word)
+    if not bare[:1].isupper() or bare.isupper() or bare.lower() in _NOT_NAMES:
+        return False
+    if not first_of_request or word != bare:
+        return True
+    if following is None or stem(bare.lower()) in RELATED:
+        return False
+    nxt = following.lower().replace("’", "'")
+    return nxt in _STATEMENT_VERBS or (nxt.endswith("s") and not nxt.endswith("ss") and nxt not in RELATED)
+
+
+def query_words(text: str) -> list[str]:
+    """Everything this module reads in an English request, as plain words (each once)."""
+    return list(dict.fromkeys([*phrase_words(text), *statement_words(text)]))
