@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.search_bm25 import BM25Index
 from mcp_nexus.catalog.search_phrases import query_words
-from mcp_nexus.catalog.search_synonyms import RELATED
+from mcp_nexus.catalog.search_synonyms import RELATED, SURFACE
 from mcp_nexus.catalog.search_tokens import CJK_RUN, tokenize
 from mcp_nexus.catalog.tags import name_words
 
@@ -137,7 +137,8 @@ class IndexSearch:
             # sense drifts away from what was meant, while BM25 above takes the best-matching one.
             gloss = " ".join(senses[0] for _, senses in glossed)
             weight = SEMANTIC_WEIGHT["zh" if glossed else "en"]
-            text = f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(cues)} {' '.join(related)}"
+            related_words = " ".join(SURFACE.get(token, token) for token in related)
+            text = f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(cues)} {related_words}"
             scores = self._fuse(scores, text, weight)
         if allowed is not None:
             scores[~allowed] = 0.0

@@ -131,7 +131,9 @@ for (_verb, _particle), _meaning in PHRASAL_VERBS.items():
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _NEGATIONS = frozenset({"not", "no", "never", "anymore", "longer", "nobody", "none"})
 """Words that deny a statement ("doesn't", "isn't" are caught by their n't)."""
-_JOINERS = frozenset({"and", "or", "nor", "&"})
+_QUESTION = re.compile(r"\?|\b(?:what|when|where|which|who|whom|whose|why|how)\b", re.IGNORECASE)
+_JOINERS = frozenset({"and", "or", "nor"})
+_PLURAL_BE = frozenset({"are", "were", "aren't", "weren't"})
 _CLAUSE_BREAK = re.compile(r"[,;:.!?\"()]")
 _NOT_NAMES = frozenset(
     {"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "oops", "please", "hey", "hi", "utc"}
@@ -155,41 +157,35 @@ def phrase_words(text: str) -> list[str]:
 
 
 def statement_words(text: str) -> list[str]:
-    """Words for what a statement about named things asks: "relation" when two names are related
-    within one clause (not merely listed with "and"), with "delete" when that statement is negated;
-    "name" when the request names things at all."""
-    names_per_clause: list[list[tuple[int, bool]]] = []
-    negated = reciprocal = False
-    for clause in _CLAUSE_BREAK.split(text):
+    """["relation"] when the request states how two named things relate, ["relation", "delete"]
+    when it denies it, else []. A statement is related names within one clause ("Carol is Dave's
+    manager", "Bob works at Acme") or names listed and then said to be something to each other
+    ("Alice and Bob are friends"); names merely listed ("Carol and Dave") or asked about ("what
+    time is it in New York if it's 9am in London") state nothing to record."""
+    if _QUESTION.search(text):
+        return []
+    related = negated = False
+    for number, clause in enumerate(_CLAUSE_BREAK.split(text)):
         words = _WORD.findall(clause)
-        names: list[tuple[int, bool]] = []  # (position, joined to the previous name by "and"/"or")
-        joined = False
+        lowered = [w.lower().replace("’", "'") for w in words]
+        names: list[tuple[int, bool]] = []  # (position of its last word, listed after "and"/"or")
         for position, word in enumerate(words):
-            lower = word.lower()
-            if lower in _JOINERS:
-                joined = True
-                continue
-            if lower in _NEGATIONS or lower.endswith(("n't", "n’t")):
-                negated = True
             following = words[position + 1] if position + 1 < len(words) else None
-            if _is_name(word, following, position == 0 and not names_per_clause):
-                names.append((position, joined))
-            joined = False
-        # "Alice and Bob are friends": names listed, then said to be something to each other
-        lowered = [w.lower() for w in words]
-        if len(names) > 1 and any(w in ("are", "were", "aren't", "weren't") for w in lowered[names[-1][0] :]):
-            reciprocal = True
-        names_per_clause.append(names)
-    related = any(any(not joined for _, joined in names[1:]) for names in names_per_clause) or reciprocal
-    named = any(names_per_clause)
-    out: list[str] = []
-    if related:
-        out.append("relation")
-        if negated:
-            out.append("delete")
-    elif named:
-        out.append("name")
-    return out
+            if not _is_name(word, following, position == 0 and number == 0):
+                continue
+            if names and names[-1][0] == position - 1:  # "New York", "Acme Corp": one name
+                names[-1] = (position, names[-1][1])
+            else:
+                names.append((position, position > 0 and lowered[position - 1] in _JOINERS))
+        if len(names) < 2:
+            continue
+        after_last = lowered[names[-1][0] + 1 :]
+        if any(not listed for _, listed in names[1:]) or any(w in _PLURAL_BE for w in after_last):
+            related = True
+        negated = negated or any(w in _NEGATIONS or w.endswith("n't") for w in lowered)
+    if not related:
+        return []
+    return ["relation", "delete"] if negated else ["relation"]
 
 
 _STATEMENT_VERBS = frozenset(

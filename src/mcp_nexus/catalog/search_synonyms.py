@@ -19,24 +19,24 @@ from mcp_nexus.catalog.search_tokens import tokenize
 
 SYNONYM_GROUPS: tuple[str, ...] = (
     # reading and listing
-    "show display view see look check inspect print examine",
+    "show display view see look check inspect print examine peek glance browse",
     "list enumerate existing available",
     "get fetch retrieve obtain return read",
     "search find lookup look query seek",
     "open load access",
-    "recent recently latest last newest history previous log logs past",
+    "recent recently lately latest last newest history previous log logs past",
     "everything whole entire full complete dump export",
-    "status state condition health clean dirty modified untracked",
+    "status state condition health clean dirty modified untracked uncommitted pending unsaved",
     "statistic stats count counts metric metrics density report summary overview",
     "duplicate duplicates orphan orphans dangling stale entropy",
     # changing
     "create new make start add build initialize",
     "add append attach include insert",
     "update change modify edit alter changed modified",
-    "delete remove erase drop forget discard purge destroy",
+    "delete remove erase drop forget discard purge destroy wipe scrub trash ditch scrap eliminate",
     "undo revert reset unstage unstaged restore discard",
     "save store record keep persist write",
-    "remember memorize memorise note fact observation record",
+    "remember memorize memorise note jot fact observation record",
     "connect link relate relation relationship associate tie",
     "toggle switch enable disable turn on off",
     "send notify notification message alert",
@@ -46,10 +46,10 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "observation observations fact facts detail details note",
     "friend friends colleague works employer employee",
     # version control
-    "commit commits submit submitted change changes revision",
+    "commit commits submit submitted checkin change changes revision",
     "branch branches feature",
     "checkout switch",
-    "diff difference differences compare comparison changed changes delta versus against",
+    "diff difference differences differ compare comparison changed changes delta versus against",
     "stage staged staging index add mark",
     "repository repo project working tree",
     "file files document documents",
@@ -75,7 +75,7 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     # code and runs
     "code script python program run execute",
     "filter sum column rows count parse json output result results",
-    "progress long slow running operation task",
+    "progress long lengthy slow running operation task job",
     "ask prompt request user form input elicitation",
     "model llm sampling generate write language",
     "research investigate study analyze analyse",
@@ -97,3 +97,17 @@ def _index() -> dict[str, list[str]]:
 
 RELATED: dict[str, list[str]] = _index()
 """word (as tokenize gives it) -> the other words of every group it is in."""
+
+
+def _surfaces() -> dict[str, str]:
+    surface: dict[str, str] = {}
+    for group in SYNONYM_GROUPS:
+        for word in group.split():
+            for token in tokenize(word):
+                surface.setdefault(token, word)
+    return surface
+
+
+SURFACE: dict[str, str] = _surfaces()
+"""stem -> the first word of the groups that gives it ("chang" -> "change"): what the sentence
+vectors are given, since a stem is no word to them."""
