@@ -117,6 +117,7 @@ class Gateway:
         # Profiles (config `profiles:`, docs/IDENTITY.md): which tools each caller may reach,
         # enforced here, in call_tool and _request, the one way in of every frontend.
         self.profiles = Profiles(lambda: self.config, self.catalog, self.index)
+        self.governance.policies.profile_levels = self.profiles.policies.level  # a profile's tool_config
         self.events.subscribe(ConfigApplied, self.index_sync.on_config)
         self._search_tools = search_tools(
             self.index,

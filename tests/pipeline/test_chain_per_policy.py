@@ -23,7 +23,7 @@ class SwitchablePolicies:
         self.current = current
         self.resolved = 0
 
-    def resolve(self, name: str) -> ToolPolicy:
+    def resolve(self, name: str, profile: str | None = None) -> ToolPolicy:
         self.resolved += 1
         return self.current
 

@@ -69,7 +69,7 @@ class StubPolicies:
         self.fixed = fixed
         self.catalog = Catalog()
 
-    def resolve(self, name: str) -> ToolPolicy:
+    def resolve(self, name: str, profile: str | None = None) -> ToolPolicy:
         return self.fixed
 
     def candidate_timeouts(self, entry: Any) -> dict[str, float]:

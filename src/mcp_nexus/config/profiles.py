@@ -7,6 +7,8 @@
         exclude: ["git.git_reset*"]    # taken out again
         bind: {groups: [eng]}          # token callers this profile is for
         tool_search: "on"
+        tool_config:                   # policy overrides for its callers, by exposed name or glob
+          git.git_log: {cache_ttl: 60, rate_limit: "10/minute"}
       kiosk:
         tools: ["weather.*"]
 
@@ -19,9 +21,10 @@ What that means for a caller matched by none is said in profiles/resolve.py.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from fnmatch import fnmatchcase
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from mcp_nexus.config.schema_base import Strict
 
@@ -67,6 +70,11 @@ class ProfileConfig(Strict):
         default=None, description="search mode for this profile's callers; unset: gateway.tool_search's"
     )
     bind: ProfileBinding = Field(default_factory=ProfileBinding)
+    tool_config: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="policy overrides for this profile's callers, by exposed tool name or glob: "
+        "a server tool_config entry's keys (cache_ttl, rate_limit, timeout, offload_threshold, ...)",
+    )
 
     @field_validator("tools", "exclude", "resources", "prompts", "servers")
     @classmethod
@@ -87,11 +95,45 @@ def check_named_profiles(profiles: dict[str, ProfileConfig], named: dict[str, st
             raise ValueError(f"{where}: no profile {name!r} (profiles: {known})")
 
 
-def check_profiles(profiles: dict[str, ProfileConfig]) -> dict[str, ProfileConfig]:
-    """Names usable as a URL path segment (`/mcp/<profile>`)."""
-    for name in profiles:
+# The tool index's traits are the same for every caller: set in the server's tool_config only.
+NOT_PER_PROFILE = ("cost", "blocking")
+
+
+def check_profiles(
+    profiles: dict[str, ProfileConfig], policy_model: type[BaseModel] | None = None
+) -> dict[str, ProfileConfig]:
+    """Names usable as a URL path segment (`/mcp/<profile>`); each `tool_config` entry a valid
+    `policy_model` (CallPolicy, passed in: schema.py imports this module)."""
+    for name, profile in profiles.items():
         if not PROFILE_NAME.fullmatch(name):
             raise ValueError(
                 f"profile name {name!r}: use letters, digits, '_' and '-' (up to 64, not starting with '_' or '-')"
             )
+        if policy_model is not None:
+            for tool, entry in profile.tool_config.items():
+                _check_policy_entry(f"{name}.tool_config.{tool}", tool, entry, policy_model)
     return profiles
+
+
+def _check_policy_entry(where: str, tool: str, entry: dict[str, Any], policy_model: type[BaseModel]) -> None:
+    if not tool.strip():
+        raise ValueError(f"{where}: the tool name is empty")
+    for key in NOT_PER_PROFILE:
+        if key in entry:
+            raise ValueError(
+                f"{where}.{key}: the tool index's {key} is the same for every caller; "
+                "set it in the server's tool_config"
+            )
+    try:
+        policy_model.model_validate(entry)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(map(str, err["loc"]))
+        raise ValueError(f"{where}.{field}: {err['msg'].replace('Value error, ', '')}") from None
+
+
+def policy_entry_for(tool_config: dict[str, Any], tool: str) -> str | None:
+    """The `tool_config` key that applies to exposed name `tool`: the exact name, else the first glob (file order)."""
+    if tool in tool_config:
+        return tool
+    return next((key for key in tool_config if fnmatchcase(tool, key)), None)

@@ -544,7 +544,7 @@ class NexusConfig(_Strict):
     @field_validator("profiles")
     @classmethod
     def _check_profiles(cls, value: dict[str, ProfileConfig]) -> dict[str, ProfileConfig]:
-        return check_profiles(value) if value else value
+        return check_profiles(value, CallPolicy) if value else value
 
     @model_validator(mode="after")
     def _check_names(self) -> NexusConfig:

@@ -32,7 +32,7 @@ class Pipeline:
         policies = self.policies
         if policies is None or call.method != "tools/call":
             return self._entry(call)
-        policy = policies.resolve(call.name)
+        policy = policies.resolve(call.name, call.caller.profile)
         if policy is None:
             if policies.catalog.connecting_owners(call.name):
                 return self._once_listed(call, policies)
@@ -47,18 +47,19 @@ class Pipeline:
         any later one.
         """
         await policies.catalog.wait_for_tool(call.name, policies.default_timeout())
-        policy = policies.resolve(call.name)
+        policy = policies.resolve(call.name, call.caller.profile)
         entry = self._entry if policy is None else self._entry_for(call, policy)
         return await entry(call)
 
     def _entry_for(self, call: ToolCall, policy: ToolPolicy) -> CallNext:
         call.policy = policy
-        made = self._by_tool.get(call.name)
+        key = call.name if policy.profile is None else f"{call.name}@{policy.profile}"
+        made = self._by_tool.get(key)
         if made is not None and made[0] is policy:
             return made[1]
         steps = [step for step in self.steps if _applies(step, policy)]
         entry = _compose(steps, self.terminal)
-        self._by_tool[call.name] = (policy, entry)
+        self._by_tool[key] = (policy, entry)
         return entry
 
 

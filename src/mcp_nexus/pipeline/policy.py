@@ -67,6 +67,11 @@ class ToolPolicy:
     # Each configurable step's settings for this tool (its `steps.<name>` blocks merged, the most
     # specific level winning per key), validated by the step's config model: read per call.
     steps: Mapping[str, Any] = field(default_factory=dict)
+    # The profile (config `profiles:`) whose `tool_config` entry overrode keys of this policy for
+    # its callers, and those keys: its `rate_limit` counts that profile's calls in a window of its
+    # own, its `timeout` bounds every candidate server (profiles/policy.py).
+    profile: str | None = None
+    profile_keys: frozenset[str] = frozenset()
 
 
 def _pick(key: str, levels: list[CallPolicy | None]) -> Any:
@@ -142,7 +147,14 @@ def candidate_timeout(route: ToolRoute, settings: GatewaySettings) -> float:
     return float(timeout if timeout is not None else DEFAULT_TIMEOUT)
 
 
-def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
+def resolve_policy(
+    entry: CatalogTool,
+    settings: GatewaySettings,
+    profile_level: CallPolicy | None = None,
+    profile: str | None = None,
+) -> ToolPolicy:
+    """The tool's policy; `profile_level`: the `tool_config` entry of the caller's profile
+    naming it, the most specific level of all (like the tool's own, it may set a TTL on any tool)."""
     server: ServerConfig | None = None
     upstream_tool: str | None = None
     tool_level: CallPolicy | None = None
@@ -153,8 +165,20 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         tool_level = server.tool_config.get(upstream_tool)
     elif entry.local is not None:
         tool_level = entry.local.policy  # a gateway tool's own level (a chain's tool_config)
-    levels: list[CallPolicy | None] = [tool_level, server, settings]
-    timeout_levels: list[CallPolicy | None] = [tool_level, server, _server_timeout(server), settings]
+    # A level naming the tool may ask for a TTL whatever its hints: the profile's entry, else its own.
+    own_level = (
+        profile_level
+        if profile_level is not None and "cache_ttl" in profile_level.model_fields_set
+        else tool_level
+    )
+    levels: list[CallPolicy | None] = [profile_level, tool_level, server, settings]
+    timeout_levels: list[CallPolicy | None] = [
+        profile_level,
+        tool_level,
+        server,
+        _server_timeout(server),
+        settings,
+    ]
     explicit_idempotent = next(
         (level.idempotent for level in levels if level is not None and level.idempotent is not None), None
     )
@@ -164,7 +188,7 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         tool=entry.name,
         server=server.name if server else None,
         upstream_tool=upstream_tool,
-        cache_ttl=_cache_ttl(entry.tool, tool_level, levels),
+        cache_ttl=_cache_ttl(entry.tool, own_level, levels),
         rate_limit=_pick("rate_limit", levels),
         server_rate_limit=server.server_rate_limit if server else None,
         offload_threshold=None
@@ -178,6 +202,8 @@ def resolve_policy(entry: CatalogTool, settings: GatewaySettings) -> ToolPolicy:
         cache_scope=_pick("cache_scope", levels),
         caller_rate_limit=settings.caller_rate_limit,
         steps=step_settings(levels),
+        profile=profile if profile_level is not None else None,
+        profile_keys=frozenset(profile_level.model_fields_set) if profile_level is not None else frozenset(),
     )
 
 
@@ -188,6 +214,12 @@ class PolicyResolver:
         self.catalog = catalog
         self._settings = settings  # read per call: a reloaded config takes effect at once
         self._memo: dict[str, tuple[CatalogTool, ServerConfig | None, GatewaySettings, ToolPolicy]] = {}
+        # The `tool_config` entry of a profile for an exposed name (profiles/policy.py), set by the
+        # gateway; policies with one are memoised per (name, profile) beside the plain ones.
+        self.profile_levels: Callable[[str, str], CallPolicy | None] | None = None
+        self._profile_memo: dict[
+            tuple[str, str], tuple[CatalogTool, ServerConfig | None, GatewaySettings, CallPolicy, ToolPolicy]
+        ] = {}
         self._timeouts_memo: dict[str, tuple[CatalogTool, tuple[Any, ...], dict[str, float]]] = {}
 
     def default_timeout(self) -> float:
@@ -214,18 +246,43 @@ class PolicyResolver:
         self._timeouts_memo[entry.name] = (entry, configs, timeouts)
         return timeouts
 
-    def resolve(self, name: str) -> ToolPolicy | None:
-        """The policy of exposed tool `name`, or None when no such tool is listed now."""
+    def resolve(self, name: str, profile: str | None = None) -> ToolPolicy | None:
+        """The policy of exposed tool `name` (for a caller in `profile`), or None when no such tool is listed now."""
         entry = self.catalog.tools.get(name)
         if entry is None:
             return None
         settings = self._settings()
         server = entry.candidates[0].upstream.config if entry.candidates else None
+        if profile is not None and self.profile_levels is not None:
+            level = self.profile_levels(profile, name)
+            if level is not None:
+                return self._resolve_in_profile(entry, server, settings, level, profile)
         memo = self._memo.get(name)
         if memo is not None and memo[0] is entry and memo[1] is server and memo[2] is settings:
             return memo[3]
         policy = resolve_policy(entry, settings)
         self._memo[name] = (entry, server, settings, policy)
+        return policy
+
+    def _resolve_in_profile(
+        self,
+        entry: CatalogTool,
+        server: ServerConfig | None,
+        settings: GatewaySettings,
+        level: CallPolicy,
+        profile: str,
+    ) -> ToolPolicy:
+        memo = self._profile_memo.get((entry.name, profile))
+        if (
+            memo is not None
+            and memo[0] is entry
+            and memo[1] is server
+            and memo[2] is settings
+            and memo[3] is level
+        ):
+            return memo[4]
+        policy = resolve_policy(entry, settings, level, profile)
+        self._profile_memo[(entry.name, profile)] = (entry, server, settings, level, policy)
         return policy
 
 
@@ -234,4 +291,4 @@ def call_policy(call: ToolCall, policies: PolicyResolver) -> ToolPolicy | None:
     policy = call.policy
     if isinstance(policy, ToolPolicy) and policy.tool == call.name:
         return policy
-    return policies.resolve(call.name)
+    return policies.resolve(call.name, call.caller.profile)

@@ -38,6 +38,7 @@ from mcp_nexus.config.tool_search import ToolSearchSettings
 from mcp_nexus.identity.principal import Principal
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.pipeline.errors import NotFoundError, UnknownToolError
+from mcp_nexus.profiles.policy import ProfilePolicies
 from mcp_nexus.profiles.view import ProfileView
 
 # Callers that are the operator: without an explicit profile they see the whole catalog.
@@ -64,6 +65,7 @@ class Profiles:
         self.index = index
         self._views: dict[str, ProfileView] = {}
         self._views_of: dict[str, ProfileConfig] | None = None
+        self.policies = ProfilePolicies(config)  # each profile's tool_config (policy overrides)
         # One settings object per mode and gateway.tool_search object: listings cache by identity.
         self._search: dict[str, tuple[ToolSearchSettings, ToolSearchSettings]] = {}
 

@@ -8,7 +8,7 @@ lost), marked `nexus/offloadError` in `_meta` and logged; see docs/GOVERNANCE.md
 The file belongs to the caller that caused it (`Caller.identity`); a caller later served the
 same alert from the cache becomes an owner too (`Offloader.for_caller`, run by the size step,
 which sits outside the cache). The alert names python_sandbox only to a caller that can see
-that tool (under its name for it); any other caller is told how the data can be had instead.
+that tool (under its name for it) and whose profile reaches it; any other caller is told how the data can be had instead.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def alert_text(size: int, name: str, sandbox: str | None = SANDBOX_TOOL_NAME) ->
 
 
 def sandbox_name_for(caller: Caller) -> str | None:
-    """The caller's name for python_sandbox, None when a tool filter hides it from the caller."""
+    """The caller's name for python_sandbox, None when a tool filter or its profile hides it from the caller."""
+    if caller.reaches is not None and not caller.reaches(SANDBOX_TOOL_NAME):
+        return None  # its profile (profiles/resolve.py) leaves python_sandbox out: calling it is refused
     return SANDBOX_TOOL_NAME if caller.sees is None else caller.sees(SANDBOX_TOOL_NAME)
 
 

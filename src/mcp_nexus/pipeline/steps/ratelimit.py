@@ -66,7 +66,9 @@ class RateLimitStep:
         policy = call_policy(call, self.policies)
         checks = []
         if policy is not None and policy.rate_limit:
-            checks.append(_Check("tool", call.name, self._item(policy.rate_limit), policy.rate_limit))
+            # A profile's own rate for the tool counts that profile's callers in a window of their own.
+            window = call.name if "rate_limit" not in policy.profile_keys else f"{call.name}@{policy.profile}"
+            checks.append(_Check("tool", window, self._item(policy.rate_limit), policy.rate_limit))
         if policy is not None and policy.server and policy.server_rate_limit:
             checks.append(
                 _Check(

@@ -33,6 +33,9 @@ class TimeoutStep:
             if entry is not None and entry.candidates:
                 call.timeout = seconds
                 call.candidate_timeouts = self.policies.candidate_timeouts(entry)
+                if policy is not None and "timeout" in policy.profile_keys:
+                    # The caller's profile names this tool's timeout: every candidate gets it.
+                    call.candidate_timeouts = dict.fromkeys(call.candidate_timeouts, seconds)
                 # Each candidate's request carries its own deadline (the session's timer fails it
                 # and cancels it upstream): a second timer over them would only cost time on the
                 # hot path. Local tools and other requests keep the safety net below.
