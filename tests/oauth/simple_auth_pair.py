@@ -35,6 +35,7 @@ class SimpleAuthPair:
     log_dir: Path
     token_lifetime_s: int
     as_proc: subprocess.Popen[bytes] | None = None
+    rs_proc: subprocess.Popen[bytes] | None = None
     as_logs: list[Path] = field(default_factory=list)
 
     @property
@@ -73,6 +74,12 @@ class SimpleAuthPair:
     def wait_authorization_server(self) -> None:
         wait_for_http(f"{self.as_base}/.well-known/oauth-authorization-server", timeout=30, proc=self.as_proc)
 
+    def wait_ready(self) -> None:
+        """Both answer (the resource server its protected-resource metadata)."""
+        self.wait_authorization_server()
+        metadata = f"http://{HOST}:{self.rs_port}/.well-known/oauth-protected-resource/mcp"
+        wait_for_http(metadata, timeout=30, proc=self.rs_proc)
+
     def stop_authorization_server(self) -> None:
         if self.as_proc is not None:
             stop_process(self.as_proc)
@@ -93,9 +100,12 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
 
 
 @contextmanager
-def simple_auth_pair(log_dir: Path, *, token_lifetime_s: int = 3600) -> Iterator[SimpleAuthPair]:
+def simple_auth_pair(
+    log_dir: Path, *, token_lifetime_s: int = 3600, wait: bool = True
+) -> Iterator[SimpleAuthPair]:
+    """Both servers on free ports; with `wait=False` the caller starts something else (a gateway)
+    while they start, then calls `wait_ready()`."""
     pair = SimpleAuthPair(free_port(), free_port(), log_dir, token_lifetime_s)
-    resource_server: subprocess.Popen[bytes] | None = None
     try:
         # Both start at once (each takes a second or two importing the SDK).
         pair.start_authorization_server(wait=False)
@@ -103,14 +113,13 @@ def simple_auth_pair(log_dir: Path, *, token_lifetime_s: int = 3600) -> Iterator
             *(sys.executable, "-m", "mcp_simple_auth.server", "--host", HOST, "--port", str(pair.rs_port)),
             *("--auth-server", pair.as_base, "--transport", "streamable-http"),
         ]
-        resource_server = _start(args, child_env(), log_dir / "simple-auth-rs.log")
-        pair.wait_authorization_server()
-        metadata = f"http://{HOST}:{pair.rs_port}/.well-known/oauth-protected-resource/mcp"
-        wait_for_http(metadata, timeout=30, proc=resource_server)
+        pair.rs_proc = _start(args, child_env(), log_dir / "simple-auth-rs.log")
+        if wait:
+            pair.wait_ready()
         yield pair
     finally:
-        if resource_server is not None:
-            stop_process(resource_server)
+        if pair.rs_proc is not None:
+            stop_process(pair.rs_proc)
         pair.stop_authorization_server()
 
 

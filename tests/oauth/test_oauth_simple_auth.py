@@ -3,7 +3,7 @@
 What the example supports is covered as it is: login through its form, calls, a restart of the
 gateway that keeps the login, and the loss of a token (expiry, or its authorization server
 restarted, which forgets every token: the example has no revocation endpoint) that puts the
-server back in NEEDS_AUTH. It issues no refresh tokens, so an expired token cannot be refreshed:
+server back in NEEDS_AUTH, and a new login after either. It issues no refresh tokens, so an expired token cannot be refreshed:
 the test checks that Nexus says so (`refreshable` false) and asks for a new login instead.
 """
 
@@ -61,10 +61,12 @@ def _assert_needs_login(gateway: ServedGateway) -> None:
     assert TOOL not in gateway.tool_names()
 
 
-def test_login_call_restart_then_revoked_by_the_authorization_server(tmp_path: Path) -> None:
-    with simple_auth_pair(tmp_path) as pair:
+def test_login_call_and_a_gateway_restart_keeps_the_login(tmp_path: Path) -> None:
+    # The gateway starts while the pair does (it retries the server until it answers).
+    with simple_auth_pair(tmp_path, wait=False) as pair:
         config = _config(tmp_path, pair)
         with served(config, tmp_path) as gateway:
+            pair.wait_ready()
             row = gateway.wait_state(SERVER, "NEEDS_AUTH")
             assert f"nexus auth login {SERVER}" in row["last_error"]
             assert gateway.call(TOOL).status_code != 200
@@ -80,21 +82,42 @@ def test_login_call_restart_then_revoked_by_the_authorization_server(tmp_path: P
             gateway.wait_state(SERVER, "READY")  # the stored login, no new one
             _assert_time_answer(gateway)
             assert pair.token_requests() == exchanges
-            pair.restart_authorization_server()  # it forgets every token: the login is revoked
-            _assert_needs_login(gateway)
-            status = gateway.get(f"/api/auth/{SERVER}").json()
-            assert status["login"] == "needed", status
             log = gateway.log.read_text()
         # The example's codes and tokens are mcp_ and 32 or 64 hex digits.
         assert not re.search(r"mcp_[0-9a-f]{32}", log), "a code or token reached the log"
 
 
+def test_revoked_at_the_authorization_server_needs_a_new_login(tmp_path: Path) -> None:
+    with (
+        simple_auth_pair(tmp_path, wait=False) as pair,
+        served(_config(tmp_path, pair), tmp_path) as gateway,
+    ):
+        pair.wait_ready()
+        gateway.wait_state(SERVER, "NEEDS_AUTH")
+        _login(gateway)
+        _assert_time_answer(gateway)
+        pair.restart_authorization_server()  # it forgets every token: the login is revoked
+        _assert_needs_login(gateway)
+        status = gateway.get(f"/api/auth/{SERVER}").json()
+        assert status["login"] == "needed", status
+        # It forgot the client registered with it too: a logout drops Nexus's copy, and the
+        # next login registers anew.
+        registrations = pair.as_log().count('"POST /register HTTP')
+        assert gateway.post(f"/api/auth/{SERVER}/logout").status_code == 200
+        _login(gateway)
+        _assert_time_answer(gateway)
+        assert pair.as_log().count('"POST /register HTTP') > registrations
+        log = gateway.log.read_text()
+    assert not re.search(r"mcp_[0-9a-f]{32}", log), "a code or token reached the log"
+
+
 def test_expired_token_without_refresh_token_needs_a_new_login(tmp_path: Path) -> None:
     lifetime = 5
     with (
-        simple_auth_pair(tmp_path, token_lifetime_s=lifetime) as pair,
+        simple_auth_pair(tmp_path, token_lifetime_s=lifetime, wait=False) as pair,
         served(_config(tmp_path, pair), tmp_path) as gateway,
     ):
+        pair.wait_ready()
         gateway.wait_state(SERVER, "NEEDS_AUTH")
         logged_in = _login(gateway)
         _assert_time_answer(gateway)
