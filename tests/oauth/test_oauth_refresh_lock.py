@@ -3,6 +3,7 @@
 Real parts: a real redis-server (tests/support/redis_server.py), and for the end-to-end test two
 `nexus serve` processes sharing it in front of the OAuth-protected test server (oauth_peer.py),
 whose refreshes are slowed down so that two replicas' refreshes would overlap without the lock.
+Two sessions of one gateway share its in-memory lock the same way (file vault, no Redis).
 """
 
 from __future__ import annotations
@@ -11,12 +12,19 @@ import asyncio
 import threading
 import uuid
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import httpx2
 from cryptography.fernet import Fernet
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from pydantic import AnyUrl
 
+from mcp_nexus.config.oauth import OAuthSettings
 from mcp_nexus.stores.redis_link import RedisLink
 from mcp_nexus.stores.redis_oauth import RedisTokenVault
+from mcp_nexus.upstream.oauth.provider import NexusOAuthProvider
+from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
+from mcp_nexus.upstream.oauth.vault import EncryptedFileVault
 from oauth.oauth_peer_process import oauth_peer
 from oauth.test_oauth_login_served import _login
 from oauth.test_oauth_logins_in_redis import _config
@@ -120,3 +128,67 @@ async def test_the_lock_is_held_by_one_at_a_time_and_released_only_by_its_holder
         finally:
             for link in links:
                 await link.close()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _session_provider(mcp_url: str, storage: VaultTokenStorage) -> NexusOAuthProvider:
+    """A session's OAuth provider whose login is approved at once (the test server approves)."""
+    redirected: list[str] = []
+
+    async def follow(authorization_url: str) -> None:
+        async with httpx2.AsyncClient(timeout=10) as browser:
+            redirected.append((await browser.get(authorization_url)).headers["location"])
+
+    async def come_back() -> AuthorizationCodeResult:
+        query = {k: v[0] for k, v in parse_qs(urlparse(redirected[-1]).query).items()}
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    metadata = OAuthClientMetadata(
+        redirect_uris=[AnyUrl(storage.redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+    return NexusOAuthProvider(
+        server_url=mcp_url,
+        client_metadata=metadata,
+        storage=storage,
+        redirect_handler=follow,
+        callback_handler=come_back,
+    )
+
+
+async def test_two_sessions_of_one_gateway_hitting_an_expired_token_refresh_it_once(tmp_path: Path) -> None:
+    with oauth_peer(tmp_path / "peer.log", refresh_delay=0.6) as peer:
+        vault = EncryptedFileVault(tmp_path / "oauth", env={})
+        # The callback is never opened: the approval's redirect is read by the provider above.
+        storage = VaultTokenStorage(
+            "locked", peer.mcp_url, "http://127.0.0.1:9/oauth/callback", OAuthSettings(), vault
+        )
+        first, second = (_session_provider(peer.mcp_url, storage) for _ in range(2))
+        async with (
+            httpx2.AsyncClient(auth=first, timeout=30) as a,
+            httpx2.AsyncClient(auth=second, timeout=30) as b,
+        ):
+            for client in (a, b):  # the first logs in, the second uses the stored login
+                answer = await client.post(peer.mcp_url, json=INITIALIZE, headers=MCP_HEADERS)
+                assert answer.status_code == 200, answer.text
+            await asyncio.to_thread(peer.expire)
+            answers = await asyncio.gather(
+                *(client.post(peer.mcp_url, json=INITIALIZE, headers=MCP_HEADERS) for client in (a, b))
+            )
+            assert [answer.status_code for answer in answers] == [200, 200], [a.text for a in answers]
+        stats = await asyncio.to_thread(peer.stats)
+        assert stats["code_exchanges"] == 1, stats
+        assert stats["refresh_attempts"] == 1, stats
