@@ -557,5 +557,6 @@ class NexusConfig(_Strict):
             "xiaozhi.envelope_server.profile": xiaozhi.envelope_server.profile,
             "xiaozhi.envelope_client.profile": xiaozhi.envelope_client.profile,
         }
+        named.update({f"xiaozhi.endpoints[{i}].profile": p for i, p in enumerate(xiaozhi.endpoint_profiles)})
         check_named_profiles(self.profiles, named)
         return self

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -111,8 +112,13 @@ class XiaozhiSettings(Reconnect):
     """The `xiaozhi:` section. Endpoint URLs carry their token in the query: never shown in full."""
 
     endpoints: list[str] = Field(
-        default_factory=list, repr=False, description="wss://.../mcp/?token=... (secret)"
+        default_factory=list,
+        repr=False,
+        description="wss://.../mcp/?token=... (secret), or {url: ..., profile: ...} for an endpoint in its own profile",
     )
+    # Each endpoint's own profile, aligned with `endpoints` (None or missing: `profile`); filled
+    # from the `{url, profile}` entries of `endpoints`.
+    endpoint_profiles: list[str | None] = Field(default_factory=list)
     result_limit_bytes: int | None = Field(
         default=None,
         ge=64,
@@ -132,11 +138,55 @@ class XiaozhiSettings(Reconnect):
     envelope_server: EnvelopeServerSettings = Field(default_factory=EnvelopeServerSettings)
     envelope_client: EnvelopeClientSettings = Field(default_factory=EnvelopeClientSettings)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _split_endpoint_entries(cls, data: Any) -> Any:
+        """`{url, profile}` entries of `endpoints` become a URL there and a profile in `endpoint_profiles`."""
+        entries = data.get("endpoints") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not any(isinstance(entry, dict) for entry in entries):
+            return data
+        urls: list[Any] = []
+        profiles: list[str | None] = []
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                urls.append(entry)
+                profiles.append(None)
+                continue
+            unknown = sorted(set(entry) - {"url", "profile"})
+            if unknown:
+                raise ValueError(
+                    f"endpoints[{index}]: unknown key {unknown[0]!r} (an entry has url and profile)"
+                )
+            if not isinstance(entry.get("url"), str):
+                raise ValueError(f"endpoints[{index}]: 'url' is missing (a ws:// or wss:// URL)")
+            profile = entry.get("profile")
+            if profile is not None and not isinstance(profile, str):
+                raise ValueError(f"endpoints[{index}].profile: a profile name, got {type(profile).__name__}")
+            urls.append(entry["url"])
+            profiles.append(profile)
+        return {**data, "endpoints": urls, "endpoint_profiles": profiles}
+
     @field_validator("endpoints")
     @classmethod
     def _check_endpoints(cls, value: list[str]) -> list[str]:
-        checked = [_check_ws_url(url, f"endpoints[{index}]") for index, url in enumerate(value)]
-        return list(dict.fromkeys(checked))  # the same URL twice would make two sockets replace each other
+        return [_check_ws_url(url, f"endpoints[{index}]") for index, url in enumerate(value)]
+
+    @model_validator(mode="after")
+    def _drop_repeated_endpoints(self) -> XiaozhiSettings:
+        """The same URL twice would make two sockets replace each other: the first entry stays."""
+        kept: dict[str, str | None] = {}
+        for index, url in enumerate(self.endpoints):
+            if url not in kept:
+                kept[url] = self.endpoint_profiles[index] if index < len(self.endpoint_profiles) else None
+        if len(kept) != len(self.endpoints) or len(self.endpoint_profiles) > len(kept):
+            self.endpoints = list(kept)
+            self.endpoint_profiles = list(kept.values())
+        return self
+
+    def profile_of(self, index: int) -> str | None:
+        """The profile endpoint `index`'s calls are in: its own, else `profile`."""
+        own = self.endpoint_profiles[index] if index < len(self.endpoint_profiles) else None
+        return own if own is not None else self.profile
 
 
 def endpoints_from_env(env: Mapping[str, str] | None = None) -> list[str]:

@@ -30,16 +30,14 @@ class XiaozhiBridge:
     def __init__(self, gateway: Gateway, settings: XiaozhiSettings | None = None) -> None:
         self.gateway = gateway
         self.settings = settings if settings is not None else gateway.config.xiaozhi
-        self.view = ToolView(
-            gateway.catalog,
-            self.settings.tools,
-            map_names=True,
-            search=lambda: gateway.config.gateway.tool_search,
-            profiles=gateway.profiles,
-            profile=self.settings.profile,
-        )
+        # One tool view per profile the endpoints are in (`xiaozhi.profile`, or an endpoint's own):
+        # endpoints of one profile share its names and pages.
+        self.views: dict[str | None, ToolView] = {}
+        self.view = self._view_for(self.settings.profile)
         self.endpoints = [
-            EndpointConnection(gateway, url, self.settings, self.view, index)
+            EndpointConnection(
+                gateway, url, self.settings, self._view_for(self.settings.profile_of(index)), index
+            )
             for index, url in enumerate(self.settings.endpoints)
         ]
         call_timeout = self.settings.call_timeout
@@ -55,6 +53,19 @@ class XiaozhiBridge:
         )
         self._remove_listener: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def _view_for(self, profile: str | None) -> ToolView:
+        view = self.views.get(profile)
+        if view is None:
+            view = self.views[profile] = ToolView(
+                self.gateway.catalog,
+                self.settings.tools,
+                map_names=True,
+                search=lambda: self.gateway.config.gateway.tool_search,
+                profiles=self.gateway.profiles,
+                profile=profile,
+            )
+        return view
 
     @property
     def configured(self) -> bool:
