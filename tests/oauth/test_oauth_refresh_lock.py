@@ -130,16 +130,9 @@ async def test_the_lock_is_held_by_one_at_a_time_and_released_only_by_its_holder
                 await link.close()
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+# Any request the MCP endpoint protects does: an initialize answers 200 once the token is good.
+HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "lock", "version": "1"}}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
