@@ -9,7 +9,10 @@ a person said yes). Test hooks, unauthenticated: POST `/test/expire` (every acce
 expires now), POST `/test/revoke` (every token, access and refresh, is revoked), GET
 `/test/stats` (counts of registrations, authorizations, code and refresh exchanges, and refresh
 attempts, refused ones included), GET
-`/test/issued` (every token issued, for tests that look for them where they must not be).
+`/test/issued` (every token issued, for tests that look for them where they must not be), GET
+`/test/presented` (every bearer token shown to `/mcp`), POST `/test/subject` (`{"subject": s}`:
+who the next authorizations are for; "operator" at start). The tool `whoami` answers the
+subject of the token its call came with.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import time
 from typing import Any
 
 import uvicorn
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -52,6 +56,8 @@ class ApprovingProvider:
         self.refresh: dict[str, RefreshToken] = {}
         self.resources: dict[str, str | None] = {}  # refresh token -> the resource it was granted for
         self.issued: list[str] = []  # every token ever issued (tests look for them where they must not be)
+        self.subject = "operator"  # who the next authorization is for (POST /test/subject: another person)
+        self.presented: list[str] = []  # every bearer token shown to /mcp, issued here or not
         self.stats = {
             "registrations": 0,
             "authorizations": 0,
@@ -81,7 +87,7 @@ class ApprovingProvider:
             scopes=params.scopes or [SCOPE],
             code_challenge=params.code_challenge,
             resource=params.resource,
-            subject="operator",
+            subject=self.subject,
         )
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
@@ -90,7 +96,9 @@ class ApprovingProvider:
     ) -> AuthorizationCode | None:
         return self.codes.get(code)
 
-    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+    def _issue(
+        self, client_id: str, scopes: list[str], resource: str | None, subject: str | None = "operator"
+    ) -> OAuthToken:
         access = f"at_{secrets.token_hex(24)}"
         refresh = f"rt_{secrets.token_hex(24)}"
         self.access[access] = AccessToken(
@@ -99,9 +107,11 @@ class ApprovingProvider:
             scopes=scopes,
             expires_at=int(time.time()) + self.token_ttl,
             resource=resource,
-            subject="operator",
+            subject=subject,
         )
-        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, subject=subject
+        )
         self.resources[refresh] = resource
         self.issued += [access, refresh]
         return OAuthToken(
@@ -118,7 +128,7 @@ class ApprovingProvider:
         self.codes.pop(code.code, None)
         self.stats["code_exchanges"] += 1
         assert client.client_id
-        return self._issue(client.client_id, code.scopes, code.resource)
+        return self._issue(client.client_id, code.scopes, code.resource, code.subject)
 
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
@@ -134,9 +144,10 @@ class ApprovingProvider:
         self.stats["refreshes"] += 1
         assert client.client_id
         resource = self.resources.pop(refresh_token.token, None)
-        return self._issue(client.client_id, scopes or refresh_token.scopes, resource)
+        return self._issue(client.client_id, scopes or refresh_token.scopes, resource, refresh_token.subject)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
+        self.presented.append(token)
         access = self.access.get(token)
         if access is None or (access.expires_at is not None and access.expires_at < time.time()):
             return None
@@ -169,6 +180,21 @@ def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
     async def add(a: int, b: int) -> int:
         """Add two numbers (behind the login)."""
         return a + b
+
+    @server.tool()
+    async def whoami() -> str:
+        """The subject of the token this call came with (whose login the caller used)."""
+        token = get_access_token()
+        return (token.subject or "-") if token is not None else "-"
+
+    @server.custom_route("/test/subject", methods=["POST"])
+    async def subject(request: Request) -> JSONResponse:
+        provider.subject = (await request.json())["subject"]
+        return JSONResponse({"subject": provider.subject})
+
+    @server.custom_route("/test/presented", methods=["GET"])
+    async def presented(request: Request) -> JSONResponse:
+        return JSONResponse(provider.presented)
 
     @server.custom_route("/test/expire", methods=["POST"])
     async def expire(request: Request) -> JSONResponse:

@@ -30,6 +30,13 @@ class OAuthPeer:
     def issued(self) -> list[str]:
         return list(httpx2.get(f"{self.base}/test/issued", timeout=5).json())
 
+    def presented(self) -> list[str]:
+        return list(httpx2.get(f"{self.base}/test/presented", timeout=5).json())
+
+    def next_subject(self, subject: str) -> None:
+        """Who the person saying yes at the next authorization is."""
+        httpx2.post(f"{self.base}/test/subject", json={"subject": subject}, timeout=5).raise_for_status()
+
     def expire(self) -> None:
         httpx2.post(f"{self.base}/test/expire", timeout=5).raise_for_status()
 

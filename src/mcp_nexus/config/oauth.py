@@ -140,6 +140,18 @@ class OAuthSettings(Strict):
     identity_provider: IdentityProviderSettings | None = Field(
         default=None, description="grant identity_assertion: the enterprise IdP issuing the ID-JAG"
     )
+    per_user: bool = Field(
+        default=False,
+        description="each user (a caller with a token naming a subject) logs in to this server once and "
+        "calls it with their own token; the operator's login only lists its tools and serves callers "
+        "without a user (docs/OAUTH.md, per-user logins)",
+    )
+    max_user_sessions: int = Field(
+        default=64, ge=1, description="per_user: at most this many users' sessions open at once (LRU)"
+    )
+    user_session_idle_s: float = Field(
+        default=600.0, gt=0, description="per_user: a user's session unused this long is closed"
+    )
 
     @field_validator("scopes", mode="before")
     @classmethod
@@ -195,6 +207,10 @@ class OAuthSettings(Strict):
             raise ValueError(
                 "token_endpoint_auth_method 'private_key_jwt' and 'private_key_file' go together"
                 " (the key signs the client assertion)"
+            )
+        if self.per_user and self.grant != "authorization_code":
+            raise ValueError(
+                f"'per_user' needs grant 'authorization_code' (each user logs in), not {self.grant!r}"
             )
         if self.grant != "authorization_code":
             self._check_machine_grant()

@@ -22,6 +22,9 @@ def oauth_auth(config: ServerConfig, session: Session) -> httpx2.Auth | None:
     that failed for it ends in NEEDS_AUTH rather than ERROR."""
     if config.auth is None:
         return None
+    own: httpx2.Auth | None = getattr(session, "user_auth", None)
+    if own is not None:  # a user's own session (upstream/user_sessions.py) carries that user's login
+        return own
     from mcp_nexus.upstream.oauth.manager import manager_for_config
 
     return manager_for_config(config).session_auth(config, session.refused_for_login)

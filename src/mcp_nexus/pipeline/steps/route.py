@@ -35,8 +35,10 @@ from mcp_nexus.pipeline.errors import (
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.oauth.per_user import is_per_user, is_user
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import CallerEra, Upstream, UpstreamUnavailable
+from mcp_nexus.upstream.user_sessions import call_tool_as_user
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +108,21 @@ class RouteStep:
 
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         caller = call.caller
+        if is_per_user(upstream.config) and is_user(caller.identity):  # the user's own login, own session
+            outcome = await call_tool_as_user(
+                upstream,
+                caller.identity,
+                original,
+                call.arguments,
+                capabilities=caller.capabilities,
+                modern=caller.modern,
+                progress=call.progress,
+                timeout=timeout,
+                meta=call.meta,
+                round_=call.round,
+                answer_input=self.answer_input(call),
+            )
+            return _with_server_meta(outcome, upstream.name)
         result = await upstream.call_tool(
             original,
             call.arguments,

@@ -65,10 +65,21 @@ class PendingLogin:
     state: str | None = None
     task: asyncio.Task[None] | None = None
     started: float = field(default_factory=time.time)
+    user: str | None = None  # a per-user login (per_user.py): the identity its token is stored for
+    error: str | None = None  # why a per-user login failed (a server's own logins keep it on their entry)
 
     @property
     def active(self) -> bool:
         return self.task is not None and not self.task.done()
+
+    async def url_or_end(self, timeout: float) -> None:
+        """Wait until the authorization URL is known or the login ended (at most `timeout` s)."""
+        assert self.task is not None
+        waiting: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(self.url))
+        try:
+            await asyncio.wait({waiting, self.task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
 
 
 @dataclass
@@ -153,11 +164,14 @@ class OAuthManager:
         config: ServerConfig,
         redirect_handler: Callable[[str], Awaitable[None]],
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+        storage: VaultTokenStorage | None = None,
     ) -> httpx2.Auth:
+        """`storage`: whose login (a user's, per_user.py); None: the server's own."""
         assert config.auth is not None and config.url is not None
         settings = config.auth
+        storage = storage if storage is not None else self.storage(config)
         if settings.grant != "authorization_code":  # no person: the SDK's extension providers (grants.py)
-            return unattended_auth(config.name, config.url, settings, self.storage(config))
+            return unattended_auth(config.name, config.url, settings, storage)
         metadata = OAuthClientMetadata(
             client_name=CLIENT_NAME,
             redirect_uris=[AnyUrl(self.redirect_uri(config))],
@@ -169,7 +183,7 @@ class OAuthManager:
         return NexusOAuthProvider(
             server_url=config.url,
             client_metadata=metadata,
-            storage=self.storage(config),
+            storage=storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
             client_metadata_url=settings.client_metadata_url,
@@ -248,13 +262,7 @@ class OAuthManager:
             )
         task = pending.task
         assert task is not None
-        waiting: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(pending.url))
-        try:
-            await asyncio.wait(
-                {waiting, task}, timeout=config.timeouts.connect + 10, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            waiting.cancel()
+        await pending.url_or_end(config.timeouts.connect + 10)
         if pending.url.done() and not pending.url.cancelled():
             return {"server": name, "status": "waiting", "authorization_url": pending.url.result()}
         if not task.done():
@@ -266,16 +274,23 @@ class OAuthManager:
             raise LoginFailed(str(error)) from None
         return {"server": name, "status": "logged_in", "authorization_url": None}
 
-    async def _run_login(self, config: ServerConfig, entry: ServerLogin, pending: PendingLogin) -> None:
-        storage = self.storage(config)
+    def login_provider(
+        self,
+        config: ServerConfig,
+        pending: PendingLogin,
+        storage: VaultTokenStorage | None = None,
+        scope: str | None = None,
+    ) -> httpx2.Auth:
+        """The provider of a login in progress: it hands the authorization URL (asking for `scope`
+        as well) to `pending`, which the callback with its `state` finishes, and waits for it."""
 
         async def hand_out(authorization_url: str) -> None:
             state = _query(authorization_url).get("state")
-            if state:
+            if state:  # the callback bringing this state finishes this login, no other
                 pending.state = state
                 self._by_state[state] = pending
-            if entry.required_scope:
-                authorization_url = _with_scope(authorization_url, entry.required_scope)
+            if scope:
+                authorization_url = _with_scope(authorization_url, scope)
             if not pending.url.done():
                 pending.url.set_result(authorization_url)
 
@@ -285,13 +300,16 @@ class OAuthManager:
             except TimeoutError:
                 raise LoginFailed(f"no answer from the browser within {self.login_timeout:g} s") from None
 
+        return self._provider(config, hand_out, wait_for_browser, storage=storage)
+
+    async def _run_login(self, config: ServerConfig, entry: ServerLogin, pending: PendingLogin) -> None:
+        storage = self.storage(config)
         try:
             if id(config) in _needed or entry.required_scope:
                 await storage.clear_tokens()  # a refused or too narrow login: ask for a new one
             if not storage.settings.client_id and not await storage.registered_for_callback():
                 await storage.forget_registration()  # made for another callback URL: register anew
-            provider = self._provider(config, hand_out, wait_for_browser)
-            await probe_server(config, provider)
+            await probe_server(config, self.login_provider(config, pending, scope=entry.required_scope))
         except BaseException as exc:
             entry.last_error = _describe(exc)
             logger.warning("server %s: OAuth login failed: %s", config.name, entry.last_error)
@@ -332,7 +350,8 @@ class OAuthManager:
                 await asyncio.wait_for(asyncio.shield(task), 30.0)
         if task is None or not task.done():
             return pending.server, None  # still finishing (the restart): status tells the end
-        error_text = self.entry(pending.server).last_error if task.cancelled() or task.exception() else None
+        failed = task.cancelled() or task.exception()
+        error_text = (pending.error or self.entry(pending.server).last_error) if failed else None
         return pending.server, error_text
 
     async def logout(self, name: str) -> bool:

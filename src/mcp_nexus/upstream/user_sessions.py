@@ -1,0 +1,246 @@
+"""The sessions of a per-user server (`auth: {per_user: true}`): one per user, never shared.
+
+A user's calls to such a server go over a session of their own that carries their login
+(upstream/oauth/per_user.py), opened on their first call. The sessions of one server are
+bounded (`max_user_sessions`): opening one more closes the least recently used idle one, and
+when every one is busy the call is refused rather than the bound exceeded. A session unused for
+`user_session_idle_s` is closed. The server's own session (the operator's login) stays what
+lists its tools and serves callers without a user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.shared.dispatcher import ProgressFnT
+
+from mcp_nexus.events import ServerStateChanged
+from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.oauth.per_user import UserLoginRequired, user_logins
+from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome
+from mcp_nexus.upstream.session_reports import SessionReports
+from mcp_nexus.upstream.session_types import session_type
+from mcp_nexus.upstream.state import UpstreamState
+from mcp_nexus.upstream.upstream import Upstream, UpstreamUnavailable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _UserSession:
+    session: Session
+    last_used: float = field(default_factory=time.monotonic)
+    busy: int = 0  # calls in flight on it: never closed under them
+
+
+class UserSessions:
+    """One server's per-user sessions, by identity, least recently used first."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+        self.config = upstream.config
+        self._sessions: OrderedDict[str, _UserSession] = OrderedDict()
+        self._opening: dict[str, asyncio.Task[Session]] = {}
+        self._lock = asyncio.Lock()  # the bound is checked and a slot taken as one step
+        self._sweeper: asyncio.Task[None] | None = None
+        self.unsubscribe: Callable[[], None] = lambda: None  # from the server's state changes
+
+    @property
+    def open_count(self) -> int:
+        return len(self._sessions)
+
+    def identities(self) -> list[str]:
+        return list(self._sessions)
+
+    @contextlib.asynccontextmanager
+    async def session(self, identity: str) -> AsyncIterator[Session]:
+        """This user's session, opened on first need; raises UserLoginRequired without a login."""
+        entry = await self._entry(identity)
+        entry.busy += 1
+        try:
+            yield entry.session
+        finally:
+            entry.busy -= 1
+            entry.last_used = time.monotonic()
+
+    async def _entry(self, identity: str) -> _UserSession:
+        known = self._sessions.get(identity)
+        if known is not None and known.session.open:
+            self._sessions.move_to_end(identity)
+            return known
+        opening = self._opening.get(identity)
+        if opening is None:  # concurrent first calls of one user share one connect
+            opening = self._opening[identity] = asyncio.create_task(self._open(identity))
+        try:
+            session = await asyncio.shield(opening)
+        finally:
+            if opening.done():
+                self._opening.pop(identity, None)
+        async with self._lock:
+            entry = self._sessions.get(identity)
+            if entry is not None and entry.session is session:
+                return entry
+            if entry is not None:
+                await entry.session.close(grace=0.5)
+                del self._sessions[identity]
+            await self._make_room(session)
+            entry = self._sessions[identity] = _UserSession(session)
+        self._sweep_later()
+        return entry
+
+    async def _make_room(self, opened: Session) -> None:
+        limit = self._settings()[0]
+        while len(self._sessions) >= limit:
+            idle = next((name for name, e in self._sessions.items() if e.busy == 0), None)
+            if idle is None:
+                await opened.close(grace=0.5)
+                raise UnavailableError(
+                    f"server {self.config.name!r}: all {limit} users' sessions are busy (max_user_sessions);"
+                    " try again shortly",
+                    data={"server": self.config.name, "max_user_sessions": limit},
+                )
+            evicted = self._sessions.pop(idle)
+            logger.info("server %s: closing the session of %s (max_user_sessions)", self.config.name, idle)
+            await evicted.session.close(grace=0.5)
+
+    async def _open(self, identity: str) -> Session:
+        config = self.config
+        upstream = self.upstream
+        refused: list[str] = []
+        reports = SessionReports(
+            upstream,
+            relay=lambda: upstream.relay,
+            changes=upstream.changes,
+            lists=upstream.lists,
+            lost=lambda session, reason: self._lost(identity, session, reason),
+        )
+        session = session_type(config.transport)(config, reports, era=config.protocol)
+        # Read by the transport's OAuth hook (upstream/http.py): this user's login, not the server's.
+        # (an attribute Session does not declare: only HTTP and SSE sessions of per-user servers have it)
+        setattr(session, "user_auth", user_logins(config).session_auth(config, identity, refused.append))  # noqa: B010
+        try:
+            async with asyncio.timeout(config.timeouts.connect):
+                await session.start()
+        except BaseException as exc:
+            if refused:
+                raise UserLoginRequired(config.name, f"{identity} has no usable login") from None
+            if isinstance(exc, TimeoutError):
+                raise ConnectionError(
+                    f"server {config.name!r}: the session of {identity} did not open within"
+                    f" {config.timeouts.connect:g} s"
+                ) from None
+            raise
+        logger.info("server %s: opened the session of %s", config.name, identity)
+        return session
+
+    def _lost(self, identity: str, session: Session, reason: str) -> None:
+        entry = self._sessions.get(identity)
+        if entry is not None and entry.session is session:
+            del self._sessions[identity]
+            logger.info("server %s: the session of %s ended: %s", self.config.name, identity, reason)
+
+    def _settings(self) -> tuple[int, float]:
+        auth = self.config.auth
+        assert auth is not None
+        return auth.max_user_sessions, auth.user_session_idle_s
+
+    def _sweep_later(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.create_task(self._sweep(), name=f"user-sessions-{self.config.name}")
+
+    async def _sweep(self) -> None:
+        """Close sessions idle longer than `user_session_idle_s`, until none is left."""
+        while self._sessions:
+            idle_s = self._settings()[1]
+            await asyncio.sleep(min(idle_s / 2, 30.0))
+            now = time.monotonic()
+            for identity, entry in list(self._sessions.items()):
+                if entry.busy == 0 and now - entry.last_used >= idle_s:
+                    self._sessions.pop(identity, None)
+                    logger.info("server %s: closing the idle session of %s", self.config.name, identity)
+                    await entry.session.close(grace=0.5)
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for task in list(self._opening.values()):
+            task.cancel()
+        entries = list(self._sessions.values())
+        self._sessions.clear()
+        for entry in entries:
+            await entry.session.close(grace=0.5)
+
+
+# By server object: dropped (and its sessions closed) when the server stops.
+_pools: dict[int, UserSessions] = {}
+_ENDS = (UpstreamState.STOPPED, UpstreamState.DISABLED, UpstreamState.ERROR, UpstreamState.CRASHED)
+
+
+def user_sessions(upstream: Upstream) -> UserSessions:
+    """The per-user sessions of this server; a new config (a reload) starts a new set."""
+    pool = _pools.get(id(upstream))
+    if pool is not None and pool.upstream is upstream and pool.config is upstream.config:
+        return pool
+    if pool is not None:
+        _drop(pool)
+    pool = _pools[id(upstream)] = UserSessions(upstream)
+
+    def on_state(event: ServerStateChanged) -> None:
+        if event.upstream is upstream and upstream.state in _ENDS:
+            _drop(pool)
+
+    pool.unsubscribe = upstream.events.subscribe(ServerStateChanged, on_state)
+    return pool
+
+
+def _drop(pool: UserSessions) -> None:
+    if _pools.get(id(pool.upstream)) is pool:
+        del _pools[id(pool.upstream)]
+    pool.unsubscribe()
+    _closing.add(task := asyncio.get_running_loop().create_task(pool.close()))
+    task.add_done_callback(_closing.discard)
+
+
+_closing: set[asyncio.Task[None]] = set()  # closes in progress (a task nobody holds may be collected)
+
+
+async def call_tool_as_user(
+    upstream: Upstream,
+    identity: str,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    capabilities: dict[str, Any] | None,
+    modern: bool,
+    progress: ProgressFnT | None = None,
+    timeout: float | None = None,
+    meta: dict[str, Any] | None = None,
+    round_: CallRound | None = None,
+    answer_input: InputAnswerer | None = None,
+) -> ToolOutcome:
+    """tools/call over this user's own session; without their login, the error that leads to it."""
+    config = upstream.config
+    try:
+        async with user_sessions(upstream).session(identity) as session:
+            return await session.call_tool(
+                name,
+                arguments,
+                meta=meta,
+                timeout=timeout or config.timeouts.call,
+                progress=progress,
+                capabilities=capabilities,
+                round_=round_,
+                answer_input=None if modern else answer_input,
+            )
+    except UserLoginRequired:
+        raise await user_logins(config).login_required(config, identity, capabilities) from None
+    except ConnectionError as exc:
+        raise UpstreamUnavailable(str(exc)) from exc
