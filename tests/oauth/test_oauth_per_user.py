@@ -16,6 +16,7 @@ import httpx2
 
 from identity.oidc_peer import ACCEPT, Idp, running_idp
 from mcp_nexus.config.load import config_from_document
+from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.runtime import Runtime, RuntimeOptions
 from mcp_nexus.upstream.user_sessions import user_sessions
 from oauth.oauth_peer_process import OAuthPeer, oauth_peer
@@ -41,11 +42,18 @@ class Setup:
 
 
 @asynccontextmanager
-async def per_user_gateway(tmp_path: Path, **auth: Any) -> AsyncIterator[Setup]:
+async def per_user_gateway(
+    tmp_path: Path, *, server_extra: dict[str, Any] | None = None, **auth: Any
+) -> AsyncIterator[Setup]:
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     with oauth_peer(tmp_path / "peer.log") as peer, running_idp(tmp_path) as idp:
-        server = {"transport": "http", "url": peer.mcp_url, "auth": {"per_user": True, **auth}}
+        server = {
+            "transport": "http",
+            "url": peer.mcp_url,
+            "auth": {"per_user": True, **auth},
+            **(server_extra or {}),
+        }
         document = {
             "gateway": {
                 "include_builtins": False,
@@ -198,3 +206,33 @@ async def test_user_sessions_are_bounded_least_recently_used_closed_first(tmp_pa
         assert pool.identities() == ["user:bob", "user:admin"]  # alice's, the oldest, was closed
         assert await users["alice"].whoami() == "alice"  # reopened from her stored login
         assert pool.identities() == ["user:admin", "user:alice"]
+
+
+async def test_cached_results_stay_the_users_and_callers_without_a_user_use_the_operators_login(
+    tmp_path: Path,
+) -> None:
+    cached = {"tool_config": {"whoami": {"cache_ttl": 60}}}
+    async with per_user_gateway(tmp_path, server_extra=cached) as setup:
+        alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
+        await alice.log_in(setup.peer, as_subject="alice")
+        assert await alice.whoami() == "alice"
+        seen = len(setup.peer.presented())
+        assert await alice.whoami() == "alice"  # her cached result: the upstream is not asked again
+        assert len(setup.peer.presented()) == seen
+        await bob.log_in(setup.peer, as_subject="bob")
+        assert await bob.whoami() == "bob"  # never alice's cached one
+        # stdio (no token, no user): the operator's login, never a user's
+        operator = await setup.runtime.gateway.call_tool("notes.whoami", {}, caller=Caller("stdio", "cli"))
+        assert operator.content[0].text == "operator"  # type: ignore[union-attr]
+
+
+async def test_an_idle_users_session_is_closed_and_reopened_on_their_next_call(tmp_path: Path) -> None:
+    async with per_user_gateway(tmp_path, user_session_idle_s=0.3) as setup:
+        alice = McpUser(setup, "alice")
+        await alice.log_in(setup.peer, as_subject="alice")
+        assert await alice.whoami() == "alice"
+        pool = user_sessions(setup.runtime.gateway.upstreams["notes"])
+        assert pool.open_count == 1
+        await eventually(lambda: pool.open_count == 0, timeout=5, what="the idle session closed")
+        assert await alice.whoami() == "alice"
+        assert pool.open_count == 1
