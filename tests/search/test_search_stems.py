@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_nexus.catalog.search_tokens import stem, tokenize
+from mcp_nexus.catalog.search_tokens import document_words, stem, tokenize
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,11 @@ def test_short_words_and_chinese_are_left_alone() -> None:
     assert stem("is") == "is"
     assert stem("log") == "log"
     assert tokenize("提交 Committing") == ["提", "交", "提交", "commit"]
+
+
+def test_a_document_holds_each_english_word_as_its_stem_and_in_its_own_form() -> None:
+    assert document_words("Running logs 日志") == ["run", "log", "日", "志", "日志", "=running", "=log"]
+    # a glossed Chinese sense is matched in its own form: "run" (开) is not "long-running"
+    assert tokenize("run", exact=True) == ["=run"]
+    assert tokenize("run", exact=True)[0] not in document_words("a long-running operation")
+    assert tokenize("run")[0] in document_words("a long-running operation")

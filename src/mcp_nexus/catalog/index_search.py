@@ -24,7 +24,7 @@ from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.search_bm25 import BM25Index
 from mcp_nexus.catalog.search_phrases import query_words
 from mcp_nexus.catalog.search_synonyms import RELATED, SURFACE
-from mcp_nexus.catalog.search_tokens import CJK_RUN, tokenize
+from mcp_nexus.catalog.search_tokens import CJK_RUN, document_words, tokenize
 from mcp_nexus.catalog.tags import name_words
 
 NAME_WEIGHT = 3
@@ -60,13 +60,13 @@ def _property_names(schema: dict[str, Any]) -> Iterable[str]:
 
 
 def document_tokens(entry: IndexEntry) -> list[str]:
-    names = tokenize(f"{entry.name} {entry.tool_name}")
-    tags = tokenize(" ".join(entry.tags))
+    names = document_words(f"{entry.name} {entry.tool_name}")
+    tags = document_words(" ".join(entry.tags))
     return [
         *(names * NAME_WEIGHT),
         *(tags * TAG_WEIGHT),
-        *tokenize(entry.description),
-        *tokenize(" ".join(_property_names(entry.input_schema))),
+        *document_words(entry.description),
+        *document_words(" ".join(_property_names(entry.input_schema))),
     ]
 
 
@@ -130,7 +130,7 @@ class IndexSearch:
         # as plain words: search_phrases.py.
         cues = query_words(query)
         terms = [[[token]] for token in [*tokens, *tokenize(" ".join([*query_tags, *cues]))]]
-        terms += [[t for sense in senses if (t := tokenize(sense))] for _, senses in glossed]
+        terms += [[t for sense in senses if (t := tokenize(sense, exact=True))] for _, senses in glossed]
         scores, related = self._lexical(terms)
         if self._vectors is not None:
             # The vector gets each Chinese word's first (most common) sense only: the mean of every

@@ -84,7 +84,9 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "logging log logs messages debug",
 )
 
-_GROUPS: list[list[str]] = [list(dict.fromkeys(tokenize(group))) for group in SYNONYM_GROUPS]
+_GROUPS: list[list[str]] = [
+    list(dict.fromkeys(tokenize(group, exact=exact))) for exact in (False, True) for group in SYNONYM_GROUPS
+]
 
 
 def _index() -> dict[str, list[str]]:
@@ -96,18 +98,19 @@ def _index() -> dict[str, list[str]]:
 
 
 RELATED: dict[str, list[str]] = _index()
-"""word (as tokenize gives it) -> the other words of every group it is in."""
+"""word (as tokenize gives it, stemmed or `EXACT`) -> the other words of every group it is in."""
 
 
 def _surfaces() -> dict[str, str]:
     surface: dict[str, str] = {}
     for group in SYNONYM_GROUPS:
         for word in group.split():
-            for token in tokenize(word):
+            for token in [*tokenize(word), *tokenize(word, exact=True)]:
                 surface.setdefault(token, word)
     return surface
 
 
 SURFACE: dict[str, str] = _surfaces()
-"""stem -> the first word of the groups that gives it ("chang" -> "change"): what the sentence
+"""stem -> the first word of the groups that gives it ("chang" -> "change", "=changes" ->
+"changes"): what the sentence
 vectors are given, since a stem is no word to them."""

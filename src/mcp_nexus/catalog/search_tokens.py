@@ -107,9 +107,18 @@ def _plural_stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str, *, query: bool = False) -> list[str]:
+EXACT = "="
+"""The mark of a word kept in its own form (only a plural "s" taken off) beside its stem: what a
+glossed Chinese word is matched by. A Chinese word's senses are many loose English words ("开":
+open, start, turn on, put in operation, operate, run), and their stems would match far more of
+the catalog than what was meant ("run" -> "long-running"); an English request's words are few and
+meant, and their stems find the description's other forms ("committing" -> "commit")."""
+
+
+def tokenize(text: str, *, query: bool = False, exact: bool = False) -> list[str]:
     """Document words; with `query`, a Chinese run of two or more characters gives its bigrams only,
-    so "当前时间" does not match a tool about a room ("房间") by the single character "间"."""
+    so "当前时间" does not match a tool about a room ("房间") by the single character "间". With
+    `exact`, English words are marked `EXACT` and keep their own form (see there)."""
     tokens: list[str] = []
     for piece in _TOKENS.findall(_CAMEL.sub(" ", text)):
         if CJK_RUN.fullmatch(piece):
@@ -119,5 +128,29 @@ def tokenize(text: str, *, query: bool = False) -> list[str]:
             continue
         word = piece.lower()
         if word not in STOPWORDS:
-            tokens.append(stem(word))
+            tokens.append(EXACT + _plural_stem(word) if exact else stem(word))
     return tokens
+
+
+def document_words(text: str) -> list[str]:
+    """A document's words twice over: as stems for English requests and `EXACT` for glossed Chinese.
+    Every English word is in both, so each kind of word scores in BM25 as if it were alone
+    (document lengths all double, leaving their ratio to the mean as it was)."""
+    tokens: list[str] = []
+    exact: list[str] = []
+    for piece in _TOKENS.findall(_CAMEL.sub(" ", text)):
+        if piece[0] >= "\u3040" and CJK_RUN.fullmatch(piece):  # one comparison skips the regex for ASCII
+            tokens.extend(piece)
+            tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+            continue
+        word = piece.lower()
+        if word not in STOPWORDS:
+            forms = _FORMS.get(word)
+            if forms is None:
+                forms = _FORMS[word] = (stem(word), EXACT + _plural_stem(word))
+            tokens.append(forms[0])
+            exact.append(forms[1])
+    return tokens + exact
+
+
+_FORMS: dict[str, tuple[str, str]] = {}
