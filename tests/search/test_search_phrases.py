@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_nexus.catalog.index_entry import IndexEntry
+from mcp_nexus.catalog.index_search import IndexSearch
 from mcp_nexus.catalog.search_phrases import phrase_words, query_words, statement_words
 
 
@@ -56,9 +58,21 @@ def test_no_relation_without_a_statement_relating_two_names(text: str) -> None:
     assert statement_words(text) == []
 
 
-def test_query_words_gives_each_word_once() -> None:
-    assert query_words("Carol doesn't work with Dave, cross him off and take him out") == [
-        "delete",
-        "remove",
-        "relation",
-    ]
+def test_query_words_gives_each_word_once_and_the_words_a_phrase_replaces() -> None:
+    words, replaced = query_words("Carol doesn't work with Dave, cross him off and take him out")
+    assert words == ["delete", "remove", "relation"]
+    assert replaced == ["cross", "off", "take", "out"]
+    assert query_words("show recent commits") == ([], [])
+
+
+def test_a_phrasal_verb_s_own_words_no_longer_count_in_the_search() -> None:
+    """ "check" in "check in" is no inspection: the search ranks the request as "commit my work"."""
+
+    def tool(name: str, description: str) -> IndexEntry:
+        return IndexEntry(name=name, server_id="s", tool_name=name, description=description)
+
+    search = IndexSearch(
+        [tool("inspect", "Check and inspect the work tree"), tool("commit", "Commit work")], "bm25"
+    )
+    assert search.search("check in my work")[0].name == "commit"
+    assert search.search("check my work")[0].name == "inspect"

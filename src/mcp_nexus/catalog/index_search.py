@@ -128,7 +128,10 @@ class IndexSearch:
         # of its senses (a sum over every sense would let a word with many senses outweigh the rest).
         # The meaning of how the words combine (phrasal verbs, statements about named things) joins
         # as plain words: search_phrases.py.
-        cues = query_words(query)
+        cues, replaced = query_words(query)
+        if replaced:
+            gone = set(tokenize(" ".join(replaced)))
+            tokens = [t for t in tokens if t not in gone]
         terms = [[[token]] for token in [*tokens, *tokenize(" ".join([*query_tags, *cues]))]]
         terms += [[t for sense in senses if (t := tokenize(sense, exact=True))] for _, senses in glossed]
         scores, related = self._lexical(terms)

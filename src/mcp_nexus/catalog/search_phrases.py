@@ -143,10 +143,11 @@ _NOT_NAMES = frozenset(
 )
 
 
-def phrase_words(text: str) -> list[str]:
-    """Plain words for the phrasal verbs in `text`, each once, in order."""
+def phrasal_verbs(text: str) -> list[tuple[str, str, str]]:
+    """(verb, particle, plain words) for each phrasal verb in `text`, verb and particle as written
+    (lower case)."""
     words = [w.lower() for w in _WORD.findall(text)]
-    found: dict[str, None] = {}
+    found: list[tuple[str, str, str]] = []
     for i, word in enumerate(words):
         particles = _BY_VERB.get(stem(word))
         if not particles:
@@ -154,9 +155,14 @@ def phrase_words(text: str) -> list[str]:
         for particle in words[i + 1 : i + 2 + _PARTICLE_WINDOW]:
             meaning = particles.get(particle)
             if meaning is not None:
-                found.update(dict.fromkeys(meaning.split()))
+                found.append((word, particle, meaning))
                 break
-    return list(found)
+    return found
+
+
+def phrase_words(text: str) -> list[str]:
+    """Plain words for the phrasal verbs in `text`, each once, in order."""
+    return list(dict.fromkeys(w for _, _, meaning in phrasal_verbs(text) for w in meaning.split()))
 
 
 def statement_words(text: str) -> list[str]:
@@ -228,6 +234,10 @@ def _is_name(word: str, following: str | None, first_of_request: bool) -> bool:
     return nxt in _STATEMENT_VERBS or (nxt.endswith("s") and not nxt.endswith("ss") and nxt not in RELATED)
 
 
-def query_words(text: str) -> list[str]:
-    """Everything this module reads in an English request, as plain words (each once)."""
-    return list(dict.fromkeys([*phrase_words(text), *statement_words(text)]))
+def query_words(text: str) -> tuple[list[str], list[str]]:
+    """What this module reads in an English request: the plain words to add (each once), and the
+    request's words they replace: a phrasal verb's verb and particle, which alone would mislead
+    ("check" in "check in" is no inspection, "off" in "scratch off" no switch)."""
+    verbs = phrasal_verbs(text)
+    replaced = list(dict.fromkeys(w for verb, particle, _ in verbs for w in (verb, particle)))
+    return list(dict.fromkeys([*phrase_words(text), *statement_words(text)])), replaced
