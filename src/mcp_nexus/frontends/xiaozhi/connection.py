@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from urllib.parse import urlsplit
 
@@ -49,7 +50,11 @@ class EndpointConnection(DialingLink):
         self.view = view
         self.secrets = secrets_of(url)
         self.status = LinkStatus("endpoint", mask_url(url))
-        self.client = f"endpoint {urlsplit(url).hostname}"
+        # Who this endpoint's calls are (Caller.identity `xiaozhi:<client>`): one agent per URL, and
+        # endpoints share a host (the cloud's), so a digest of the whole URL (never its token) tells
+        # them apart: their offloaded files, private cache entries and limits are their own.
+        digest = hashlib.sha256(url.encode()).hexdigest()[:8]
+        self.client = f"endpoint {urlsplit(url).hostname} {digest}"
         self._ws_logger = websocket_logger(f"endpoint{index}", self.secrets)
         self._loop = ReconnectLoop(self.status, settings, self._attempt, logger, self.secrets)
         self._task: asyncio.Task[None] | None = None

@@ -205,9 +205,11 @@ class ToolService:
         if name not in snapshot.names.to_original:
             return error_result(f"Unknown tool: {name}")
         original = snapshot.names.original(name)
-        caller = client_caller(
-            "xiaozhi", self.peer_name or self.client, None, sees=self.view.name_for, profile=self.view.profile
-        )
+        # An endpoint is one agent whatever its client calls itself (cloud endpoints all send the
+        # same name): its calls are the endpoint's (its files, private cache, limits). A device peer
+        # is named by its own initialize.
+        who = self.client if self.dialect is ENDPOINT else (self.peer_name or self.client)
+        caller = client_caller("xiaozhi", who, None, sees=self.view.name_for, profile=self.view.profile)
         request = {"name": original, "arguments": arguments}
         try:
             # Shorter than the endpoint's own wait (~30 s), so the peer always hears back.
