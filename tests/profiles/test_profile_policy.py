@@ -4,6 +4,7 @@ checked with errors that name the field."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.identity.principal import Principal
 from mcp_nexus.pipeline.call import Caller
+from mcp_nexus.pipeline.errors import ToolTimeoutError
 from support.gateway import running_gateway
 from support.governance_gateway import document, embedded, text
 
@@ -87,3 +89,23 @@ async def test_an_override_applies_only_inside_its_profile(tmp_path: Path) -> No
 def test_a_bad_entry_is_named(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         config_from_document(config(tmp_path, alice={"shared.stamp": entry}, bob={}))
+
+
+async def test_a_timeout_differs_between_profiles(tmp_path: Path) -> None:
+    doc = config(tmp_path, alice={"shared.sleep": {"timeout": 0.3}}, bob={}, timeout=5)
+    async with running_gateway(doc) as gw:
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError, match=r"shared\.sleep did not answer within 0\.3 s"):
+            await gw.call_tool("shared.sleep", {"seconds": 1.0}, caller=ALICE)
+        assert time.monotonic() - started < 0.9  # her profile's bound, not the server's 5 s
+        assert not (await gw.call_tool("shared.sleep", {"seconds": 1.0}, caller=BOB)).is_error
+
+
+async def test_each_profile_counts_its_own_rate_window(tmp_path: Path) -> None:
+    same = {"shared.stamp": {"rate_limit": "2/minute"}}  # the same rate in both: still two windows
+    async with running_gateway(config(tmp_path, alice=same, bob=same)) as gw:
+        alices = await stamps(gw, ALICE, "1", "2", "3")
+        bobs = await stamps(gw, BOB, "4", "5", "6")
+    for answers in (alices, bobs):
+        assert not answers[0].startswith("SYSTEM_ALERT") and not answers[1].startswith("SYSTEM_ALERT")
+        assert answers[2].startswith("SYSTEM_ALERT: Rate limit reached for tool shared.stamp (2 per minute)")
