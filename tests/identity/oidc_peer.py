@@ -23,6 +23,8 @@ CLIENTS: list[dict[str, Any]] = [
     {"id": "bob", "secret": "bob-secret", "groups": ["sales"]},
     {"id": "admin", "secret": "admin-secret"},
     {"id": "brief", "secret": "brief-secret", "ttl": 1},  # its tokens expire after a second
+    # a gateway exchanging its callers' tokens for upstream ones (RFC 8693, per-user servers)
+    {"id": "nexus", "secret": "nexus-secret", "token_exchange": True},
 ]
 
 

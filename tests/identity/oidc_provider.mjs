@@ -6,7 +6,11 @@
 // tokens as JWTs (RFC 9068) for any resource a client names, client credentials and
 // introspection enabled. POST /__test/rotate replaces the signing key (a new kid) and answers
 // {"kid"}. Keys live in keys_file (created when missing), so a second provider started with the
-// same file signs with the same key under another issuer.
+// same file signs with the same key under another issuer. A client listed with
+// `token_exchange: true` may also use RFC 8693 token exchange: it sends an access token this
+// provider issued (subject_token) and a `resource` (or `audience`), and gets a JWT access token
+// for that resource naming the same subject (`act` names the exchanging client). The package
+// has no token exchange of its own; this grant handler (registerGrantType) is that.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -17,6 +21,9 @@ const [nodeModules, configPath] = process.argv.slice(2);
 const { default: Provider } = await import(
   pathToFileURL(join(nodeModules, "oidc-provider", "lib", "index.js")).href
 );
+const jose = await import(pathToFileURL(join(nodeModules, "jose", "dist", "webapi", "index.js")).href);
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 const config = JSON.parse(readFileSync(configPath, "utf8"));
 
 function newKey() {
@@ -40,7 +47,7 @@ function build(issuer) {
     clients: config.clients.map((c) => ({
       client_id: c.id,
       client_secret: c.secret,
-      grant_types: ["client_credentials"],
+      grant_types: c.token_exchange ? ["client_credentials", TOKEN_EXCHANGE] : ["client_credentials"],
       response_types: [],
       redirect_uris: [],
       scope: c.scope ?? allScopes,
@@ -71,7 +78,58 @@ function build(issuer) {
     },
   });
   provider.on("server_error", (ctx, err) => console.error("server_error", err));
+  provider.registerGrantType(TOKEN_EXCHANGE, exchange, [
+    "subject_token", "subject_token_type", "requested_token_type", "audience", "resource", "scope",
+  ]);
   return provider;
+}
+
+function refuse(ctx, error, description) {
+  ctx.status = 400;
+  ctx.body = { error, error_description: description };
+}
+
+// RFC 8693: an access token of this provider, exchanged for one whose audience is `resource`.
+async function exchange(ctx) {
+  const { subject_token, subject_token_type, audience, resource, scope } = ctx.oidc.params;
+  if (!subject_token || subject_token_type !== ACCESS_TOKEN_TYPE) {
+    return refuse(ctx, "invalid_request", `subject_token of type ${ACCESS_TOKEN_TYPE} required`);
+  }
+  const target = resource || audience;
+  if (!target) return refuse(ctx, "invalid_target", "resource or audience required");
+  const publicKeys = keys.map(({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use }));
+  let claims;
+  try {
+    ({ payload: claims } = await jose.jwtVerify(subject_token, jose.createLocalJWKSet({ keys: publicKeys }), {
+      issuer: ctx.oidc.provider.issuer,
+    }));
+  } catch (err) {
+    return refuse(ctx, "invalid_grant", `subject_token: ${err.code || err.message}`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const key = await jose.importJWK(keys[0], "RS256");
+  const ttl = 300;
+  const token = await new jose.SignJWT({
+    client_id: ctx.oidc.client.clientId,
+    scope: scope || claims.scope,
+    act: { sub: ctx.oidc.client.clientId },
+    ...(claims.groups ? { groups: claims.groups } : {}),
+  })
+    .setProtectedHeader({ alg: "RS256", kid: keys[0].kid, typ: "at+jwt" })
+    .setIssuer(ctx.oidc.provider.issuer)
+    .setSubject(claims.sub)
+    .setAudience(target)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttl)
+    .setJti(randomUUID())
+    .sign(key);
+  ctx.body = {
+    access_token: token,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: "Bearer",
+    expires_in: ttl,
+    scope: scope || claims.scope,
+  };
 }
 
 let provider;

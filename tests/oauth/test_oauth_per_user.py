@@ -29,7 +29,7 @@ URL_ELICITATION = {"elicitation": {"form": {}, "url": {}}}
 @dataclass
 class Setup:
     runtime: Runtime
-    peer: OAuthPeer
+    peer: OAuthPeer | None  # None: an upstream other than the OAuth peer
     idp: Idp
     resource: str  # the gateway's own audience: callers' tokens are for it
 

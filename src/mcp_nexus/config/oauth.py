@@ -90,6 +90,30 @@ class IdentityProviderSettings(Strict):
         return self
 
 
+class TokenExchangeSettings(Strict):
+    """A per-user server's RFC 8693 token exchange: each caller's access token traded at the
+    identity provider for a token whose audience is this server (no per-user login)."""
+
+    token_endpoint: str = Field(description="the identity provider's token endpoint")
+    client_id: str = Field(description="this gateway's client at the identity provider")
+    client_secret: str | None = Field(
+        default=None, repr=False, description="its secret there (sent as client_secret_basic)"
+    )
+    resource: str | None = Field(
+        default=None, description="the `resource` asked for (RFC 8707); None = the server's URL"
+    )
+    audience: str | None = Field(
+        default=None, description="the `audience` asked for, where the IdP wants one"
+    )
+    scope: str | None = Field(default=None, description="the scope asked for; None = the IdP's choice")
+
+    @field_validator("token_endpoint")
+    @classmethod
+    def _check_endpoint(cls, value: str) -> str:
+        _check_url("token_exchange.token_endpoint", value)
+        return value
+
+
 class OAuthSettings(Strict):
     """How Nexus authorizes itself to one upstream server (the MCP authorization flow)."""
 
@@ -152,6 +176,11 @@ class OAuthSettings(Strict):
     user_session_idle_s: float = Field(
         default=600.0, gt=0, description="per_user: a user's session unused this long is closed"
     )
+    token_exchange: TokenExchangeSettings | None = Field(
+        default=None,
+        description="per_user: trade each caller's access token at the identity provider (RFC 8693) "
+        "instead of a per-user login",
+    )
 
     @field_validator("scopes", mode="before")
     @classmethod
@@ -208,9 +237,12 @@ class OAuthSettings(Strict):
                 "token_endpoint_auth_method 'private_key_jwt' and 'private_key_file' go together"
                 " (the key signs the client assertion)"
             )
-        if self.per_user and self.grant != "authorization_code":
+        if self.token_exchange is not None and not self.per_user:
+            raise ValueError("'token_exchange' needs 'per_user: true' (it trades each user's token)")
+        if self.per_user and self.token_exchange is None and self.grant != "authorization_code":
             raise ValueError(
-                f"'per_user' needs grant 'authorization_code' (each user logs in), not {self.grant!r}"
+                f"'per_user' needs grant 'authorization_code' (each user logs in) or 'token_exchange',"
+                f" not grant {self.grant!r} alone"
             )
         if self.grant != "authorization_code":
             self._check_machine_grant()

@@ -53,6 +53,7 @@ def client_caller(
     the one the way in names (`/mcp/<profile>`, `--profile`, a Xiaozhi endpoint's)."""
     if isinstance(capabilities, types.ClientCapabilities):
         capabilities = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+    principal = principal_of(user)
     return Caller(
         frontend=frontend,
         client=client,
@@ -61,8 +62,9 @@ def client_caller(
         capabilities=capabilities or {},
         modern=modern,
         sees=sees,
-        principal=principal_of(user),
+        principal=principal,
         profile=profile,
+        access_token=user.access_token.token if principal is not None else None,
     )
 
 

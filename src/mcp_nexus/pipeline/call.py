@@ -63,6 +63,10 @@ class Caller:
     # Whether the caller's profile lets it reach a gateway tool name; None: every tool. Set only by
     # the gateway (profiles/resolve.py), which also enforces it; listings read it.
     reaches: Callable[[str], bool] | None = None
+    # The access token the caller came with (over HTTP with gateway.auth), never logged nor sent
+    # upstream as is: a per-user server with token exchange trades it at the identity provider
+    # for one of its own (upstream/oauth/token_exchange.py). None without one.
+    access_token: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def back_channel(self) -> bool:

@@ -19,12 +19,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_nexus.events import ServerStateChanged
-from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.pipeline.errors import PermissionDeniedError, UnavailableError
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.oauth.per_user import UserLoginRequired, user_logins
+from mcp_nexus.upstream.oauth.token_exchange import ExchangedTokenAuth, ExchangedTokens, TokenExchangeFailed
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome
 from mcp_nexus.upstream.session_reports import SessionReports
 from mcp_nexus.upstream.session_types import session_type
@@ -52,6 +54,9 @@ class UserSessions:
         self._lock = asyncio.Lock()  # the bound is checked and a slot taken as one step
         self._sweeper: asyncio.Task[None] | None = None
         self.unsubscribe: Callable[[], None] = lambda: None  # from the server's state changes
+        # token_exchange: each user's latest access token, and what it was exchanged for
+        self.subject_tokens: dict[str, str] = {}
+        self.exchanged = ExchangedTokens()
 
     @property
     def open_count(self) -> int:
@@ -123,9 +128,12 @@ class UserSessions:
             lost=lambda session, reason: self._lost(identity, session, reason),
         )
         session = session_type(config.transport)(config, reports, era=config.protocol)
+        auth = self._exchanged_auth(identity) or user_logins(config).session_auth(
+            config, identity, refused.append
+        )
         # Read by the transport's OAuth hook (upstream/http.py): this user's login, not the server's.
         # (an attribute Session does not declare: only HTTP and SSE sessions of per-user servers have it)
-        setattr(session, "user_auth", user_logins(config).session_auth(config, identity, refused.append))  # noqa: B010
+        setattr(session, "user_auth", auth)  # noqa: B010
         try:
             async with asyncio.timeout(config.timeouts.connect):
                 await session.start()
@@ -140,6 +148,37 @@ class UserSessions:
             raise
         logger.info("server %s: opened the session of %s", config.name, identity)
         return session
+
+    def _exchanged_auth(self, identity: str) -> httpx2.Auth | None:
+        """With token_exchange: the user's session sends what their latest token was exchanged for."""
+        config = self.config
+        assert config.auth is not None and config.url is not None
+        settings, url = config.auth.token_exchange, config.url
+        if settings is None:
+            return None
+
+        async def token(fresh: bool) -> str:
+            return await self.exchanged.token(
+                config.name, url, settings, self.subject_tokens[identity], fresh=fresh
+            )
+
+        return ExchangedTokenAuth(token)
+
+    async def exchange_now(self, identity: str, subject_token: str | None) -> None:
+        """token_exchange: the caller's token, exchanged before the call (a refusal is the call's error)."""
+        config = self.config
+        assert config.auth is not None and config.auth.token_exchange is not None and config.url is not None
+        if not subject_token:
+            raise PermissionDeniedError(
+                f"server {config.name!r} is called with each user's exchanged token: the call needs the"
+                " caller's access token (over HTTP with gateway.auth)",
+                data={"server": config.name, "user": identity},
+            )
+        self.subject_tokens[identity] = subject_token
+        try:
+            await self.exchanged.token(config.name, config.url, config.auth.token_exchange, subject_token)
+        except TokenExchangeFailed as exc:
+            raise PermissionDeniedError(str(exc), data={"server": config.name, "user": identity}) from None
 
     def _lost(self, identity: str, session: Session, reason: str) -> None:
         entry = self._sessions.get(identity)
@@ -225,11 +264,15 @@ async def call_tool_as_user(
     meta: dict[str, Any] | None = None,
     round_: CallRound | None = None,
     answer_input: InputAnswerer | None = None,
+    subject_token: str | None = None,
 ) -> ToolOutcome:
     """tools/call over this user's own session; without their login, the error that leads to it."""
     config = upstream.config
+    pool = user_sessions(upstream)
+    if config.auth is not None and config.auth.token_exchange is not None:
+        await pool.exchange_now(identity, subject_token)
     try:
-        async with user_sessions(upstream).session(identity) as session:
+        async with pool.session(identity) as session:
             return await session.call_tool(
                 name,
                 arguments,

@@ -121,6 +121,7 @@ class RouteStep:
                 meta=call.meta,
                 round_=call.round,
                 answer_input=self.answer_input(call),
+                subject_token=caller.access_token,
             )
             return _with_server_meta(outcome, upstream.name)
         result = await upstream.call_tool(
