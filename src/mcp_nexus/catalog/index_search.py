@@ -5,7 +5,9 @@ property names and tags finds exact words ("git_status", "timezone"); names and 
 repeated in a tool's document so a word in a name outweighs the same word in a long
 description. Sentence vectors (search_embedding.py) find meaning without shared words ("show
 recent commits" -> "Shows the commit logs", "give me a small picture" -> "a tiny MCP logo
-image"). A Chinese query is glossed word by word into English (search_lexicon.py) for both.
+image"). A Chinese query is glossed word by word into English (search_lexicon.py) for both. English
+words match by their stems (search_tokens.py), and what a request says by how its words combine
+(phrasal verbs, statements relating names: search_phrases.py) joins it as plain words.
 The fused score is BM25 scaled to the best hit, plus the cosine similarity weighted
 (`SEMANTIC_WEIGHT`); a tool that shares no word with the query must be similar in meaning
 (`MIN_SIMILARITY`) to be returned at all, so a query about nothing here still finds nothing.
