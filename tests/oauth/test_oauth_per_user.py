@@ -74,11 +74,17 @@ async def per_user_gateway(
 async def _browser(url: str) -> httpx2.Response:
     """A browser: the authorization URL (the peer approves at once), then back to the gateway."""
     async with httpx2.AsyncClient(timeout=30) as http:
+        return await http.get(await _approved(url))
+
+
+async def _approved(url: str) -> str:
+    """The authorization URL opened: where the authorization server sends the browser back."""
+    async with httpx2.AsyncClient(timeout=30) as http:
         answer = await http.get(url, follow_redirects=False)
-        assert answer.status_code in (302, 303, 307), answer.text
-        location = answer.headers["location"]
-        assert urlparse(location).path == "/oauth/callback", location
-        return await http.get(location)
+    assert answer.status_code in (302, 303, 307), answer.text
+    location = str(answer.headers["location"])
+    assert urlparse(location).path == "/oauth/callback", location
+    return location
 
 
 async def _operator_login(setup: Setup) -> None:
@@ -152,8 +158,8 @@ class McpUser:
         assert "result" in answer, answer
         return str(answer["result"]["content"][0]["text"])
 
-    async def log_in(self, peer: OAuthPeer, *, as_subject: str | None = None) -> str:
-        """Call without a login, follow the URL of the -32042 answer as `as_subject`; the URL."""
+    async def login_url(self) -> str:
+        """Call without a login: the login URL of the -32042 answer."""
         refused = await self.call("notes.whoami")
         error = refused.get("error")
         assert error is not None and error["code"] == -32042, refused
@@ -161,6 +167,11 @@ class McpUser:
         assert elicitation["mode"] == "url" and "notes" in elicitation["message"], elicitation
         url = str(elicitation["url"])
         assert urlparse(url).hostname == "127.0.0.1" and "state" in parse_qs(urlparse(url).query)
+        return url
+
+    async def log_in(self, peer: OAuthPeer, *, as_subject: str | None = None) -> str:
+        """Call without a login, follow the URL of the -32042 answer as `as_subject`; the URL."""
+        url = await self.login_url()
         peer.next_subject(as_subject or "-")
         back = await _browser(url)
         assert back.status_code == 200, back.text
@@ -236,3 +247,25 @@ async def test_an_idle_users_session_is_closed_and_reopened_on_their_next_call(t
         await eventually(lambda: pool.open_count == 0, timeout=5, what="the idle session closed")
         assert await alice.whoami() == "alice"
         assert pool.open_count == 1
+
+
+async def test_a_login_stores_the_token_of_the_user_who_started_it_only(tmp_path: Path) -> None:
+    async with per_user_gateway(tmp_path) as setup:
+        peer = setup.peer
+        assert peer is not None
+        alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
+        alice_url, bob_url = await alice.login_url(), await bob.login_url()
+        assert parse_qs(urlparse(alice_url).query)["state"] != parse_qs(urlparse(bob_url).query)["state"]
+        # bob's login comes back first: it is his, and alice still has none (her login still waits)
+        peer.next_subject("bob")
+        bob_back = await _approved(bob_url)
+        async with httpx2.AsyncClient(timeout=30) as http:
+            assert (await http.get(bob_back)).status_code == 200
+            assert await bob.whoami() == "bob"
+            assert await alice.login_url() == alice_url
+            # the same callback again (its state used): nothing is stored for anybody
+            replayed = await http.get(bob_back)
+        assert replayed.status_code == 400 and "no login is waiting for this callback" in replayed.text
+        peer.next_subject("alice")
+        assert (await _browser(alice_url)).status_code == 200
+        assert await alice.whoami() == "alice" and await bob.whoami() == "bob"

@@ -131,8 +131,10 @@ class UserLogins:
             await probe_server(config, manager.login_provider(config, pending, storage))
         except BaseException as exc:
             pending.error = str(exc) or type(exc).__name__
-            logger.warning(
-                "server %s: the OAuth login of %s failed: %s", config.name, identity, pending.error
+            # Cancelled: the gateway stopped with the login still waiting for its browser.
+            level = logging.INFO if isinstance(exc, asyncio.CancelledError) else logging.WARNING
+            logger.log(
+                level, "server %s: the OAuth login of %s ended: %s", config.name, identity, pending.error
             )
             if not pending.url.done():
                 pending.url.cancel()
