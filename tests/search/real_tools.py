@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "real_tools.json"
 REQUESTS = Path(__file__).resolve().parent / "fixtures" / "requests.json"
 SEALED = Path(__file__).resolve().parent / "fixtures" / "sealed_requests.json"
+SEALED2 = Path(__file__).resolve().parent / "fixtures" / "sealed2_requests.json"
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
@@ -132,6 +133,13 @@ def load_sealed_requests() -> list[dict[str, Any]]:
     tuning and scored once, for the final ranker: {"request", "language", "tools", "part": "sealed"}."""
     requests: list[dict[str, Any]] = json.loads(SEALED.read_text(encoding="utf-8"))
     return [{**request, "part": "sealed"} for request in requests]
+
+
+def load_sealed2_requests() -> list[dict[str, Any]]:
+    """The second sealed set (84 English, 65 Chinese), written blind to the ranker by someone who did
+    not tune it, after the third round, and scored once, for that round's ranker: part "sealed2"."""
+    requests: list[dict[str, Any]] = json.loads(SEALED2.read_text(encoding="utf-8"))
+    return [{**request, "part": "sealed2"} for request in requests]
 
 
 if __name__ == "__main__":
