@@ -92,7 +92,14 @@ def test_login_survives_restart_refreshes_and_revocation_needs_a_new_one(tmp_pat
             again = gateway.call("locked.add", {"a": 1, "b": 1})
             assert again.json()["code"] == -32003, again.text
             assert again.json()["error"] == refused.json()["error"]
-            status = gateway.get("/api/auth").text + gateway.get("/api/servers").text
+            # Every place an operator reads: the admin API, metrics (labels), the call log, the
+            # dashboard's overview, the audit log; then the gateway's own log.
+            places = ("/api/auth", "/api/servers", "/api/metrics", "/metrics", "/api/calls", "/api/dashboard")
+            status = "".join(gateway.get(place).text for place in places)
+            audit = sorted((tmp_path / "data" / "audit").glob("*.jsonl"))
+            assert audit, "no audit file to search"
+            status += "".join(path.read_text() for path in audit)
             log = gateway.log.read_text()
+        assert "locked.add" in status  # the places were read, with the calls in them
         leaked = [token for token in peer.issued() if token in log or token in status]
-        assert not leaked, "a token reached the log or the admin API"
+        assert not leaked, "a token reached the log, the admin API, metrics, the call log or the audit log"
