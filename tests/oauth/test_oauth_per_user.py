@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import httpx2
 
-from identity.oidc_peer import ACCEPT, Idp, running_idp
+from identity.oidc_peer import ACCEPT, Idp
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.pipeline.call import Caller
 from mcp_nexus.runtime import Runtime, RuntimeOptions
@@ -43,11 +43,11 @@ class Setup:
 
 @asynccontextmanager
 async def per_user_gateway(
-    tmp_path: Path, *, server_extra: dict[str, Any] | None = None, **auth: Any
+    tmp_path: Path, idp: Idp, *, server_extra: dict[str, Any] | None = None, **auth: Any
 ) -> AsyncIterator[Setup]:
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
-    with oauth_peer(tmp_path / "peer.log") as peer, running_idp(tmp_path) as idp:
+    with oauth_peer(tmp_path / "peer.log") as peer:
         server = {
             "transport": "http",
             "url": peer.mcp_url,
@@ -178,8 +178,8 @@ class McpUser:
         return url
 
 
-async def test_each_user_calls_with_their_own_login(tmp_path: Path) -> None:
-    async with per_user_gateway(tmp_path) as setup:
+async def test_each_user_calls_with_their_own_login(tmp_path: Path, idp: Idp) -> None:
+    async with per_user_gateway(tmp_path, idp) as setup:
         peer = setup.peer
         alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
         await alice.log_in(peer, as_subject="alice")
@@ -197,8 +197,10 @@ async def test_each_user_calls_with_their_own_login(tmp_path: Path) -> None:
         assert "notes.whoami" in setup.runtime.gateway.catalog.tools
 
 
-async def test_a_client_without_url_elicitation_gets_the_login_url_in_the_error(tmp_path: Path) -> None:
-    async with per_user_gateway(tmp_path) as setup:
+async def test_a_client_without_url_elicitation_gets_the_login_url_in_the_error(
+    tmp_path: Path, idp: Idp
+) -> None:
+    async with per_user_gateway(tmp_path, idp) as setup:
         carol = McpUser(setup, "alice", capabilities={})
         refused = await carol.call("notes.whoami")
         error = refused["error"]
@@ -206,8 +208,8 @@ async def test_a_client_without_url_elicitation_gets_the_login_url_in_the_error(
         assert error["data"]["login_url"] in error["message"] and error["data"]["user"] == "user:alice"
 
 
-async def test_user_sessions_are_bounded_least_recently_used_closed_first(tmp_path: Path) -> None:
-    async with per_user_gateway(tmp_path, max_user_sessions=2) as setup:
+async def test_user_sessions_are_bounded_least_recently_used_closed_first(tmp_path: Path, idp: Idp) -> None:
+    async with per_user_gateway(tmp_path, idp, max_user_sessions=2) as setup:
         users = {name: McpUser(setup, name) for name in ("alice", "bob", "admin")}
         for name, user in users.items():
             await user.log_in(setup.peer, as_subject=name)
@@ -221,9 +223,10 @@ async def test_user_sessions_are_bounded_least_recently_used_closed_first(tmp_pa
 
 async def test_cached_results_stay_the_users_and_callers_without_a_user_use_the_operators_login(
     tmp_path: Path,
+    idp: Idp,
 ) -> None:
     cached = {"tool_config": {"whoami": {"cache_ttl": 60}}}
-    async with per_user_gateway(tmp_path, server_extra=cached) as setup:
+    async with per_user_gateway(tmp_path, idp, server_extra=cached) as setup:
         alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
         await alice.log_in(setup.peer, as_subject="alice")
         assert await alice.whoami() == "alice"
@@ -237,8 +240,10 @@ async def test_cached_results_stay_the_users_and_callers_without_a_user_use_the_
         assert operator.content[0].text == "operator"  # type: ignore[union-attr]
 
 
-async def test_an_idle_users_session_is_closed_and_reopened_on_their_next_call(tmp_path: Path) -> None:
-    async with per_user_gateway(tmp_path, user_session_idle_s=0.3) as setup:
+async def test_an_idle_users_session_is_closed_and_reopened_on_their_next_call(
+    tmp_path: Path, idp: Idp
+) -> None:
+    async with per_user_gateway(tmp_path, idp, user_session_idle_s=0.3) as setup:
         alice = McpUser(setup, "alice")
         await alice.log_in(setup.peer, as_subject="alice")
         assert await alice.whoami() == "alice"
@@ -249,8 +254,8 @@ async def test_an_idle_users_session_is_closed_and_reopened_on_their_next_call(t
         assert pool.open_count == 1
 
 
-async def test_a_login_stores_the_token_of_the_user_who_started_it_only(tmp_path: Path) -> None:
-    async with per_user_gateway(tmp_path) as setup:
+async def test_a_login_stores_the_token_of_the_user_who_started_it_only(tmp_path: Path, idp: Idp) -> None:
+    async with per_user_gateway(tmp_path, idp) as setup:
         peer = setup.peer
         assert peer is not None
         alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
@@ -269,3 +274,15 @@ async def test_a_login_stores_the_token_of_the_user_who_started_it_only(tmp_path
         peer.next_subject("alice")
         assert (await _browser(alice_url)).status_code == 200
         assert await alice.whoami() == "alice" and await bob.whoami() == "bob"
+
+
+async def test_a_user_whose_login_is_revoked_is_led_to_a_new_one(tmp_path: Path, idp: Idp) -> None:
+    async with per_user_gateway(tmp_path, idp) as setup:
+        peer = setup.peer
+        assert peer is not None
+        alice = McpUser(setup, "alice")
+        await alice.log_in(peer, as_subject="alice")
+        assert await alice.whoami() == "alice"
+        peer.revoke()  # every token, access and refresh: her open session's login is gone
+        await alice.log_in(peer, as_subject="alice")  # the call refused leads to the login URL
+        assert await alice.whoami() == "alice"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx2
 
-from identity.oidc_peer import Idp, running_idp
+from identity.oidc_peer import Idp
 from lifecycle.faults import document, faulty
 from mcp_nexus.audit.chain import log_files
 from mcp_nexus.config.load import config_from_document
@@ -78,8 +78,8 @@ def _callers(audit: Path) -> list[str]:
     return [r["who"] for r in records if r["kind"] == "tool_call"]
 
 
-async def test_each_users_token_is_exchanged_and_their_own_never_sent(tmp_path: Path) -> None:
-    with running_idp(tmp_path) as idp, protected_upstream(tmp_path, idp) as (upstream_url, audit):
+async def test_each_users_token_is_exchanged_and_their_own_never_sent(tmp_path: Path, idp: Idp) -> None:
+    with protected_upstream(tmp_path, idp) as (upstream_url, audit):
         async with exchanging_gateway(idp, upstream_url, NEXUS_CLIENT) as (runtime, resource):
             setup = Setup(runtime, None, idp, resource)
             alice, bob = McpUser(setup, "alice"), McpUser(setup, "bob")
@@ -96,8 +96,8 @@ async def test_each_users_token_is_exchanged_and_their_own_never_sent(tmp_path: 
         assert own.status_code == 401, own.text
 
 
-async def test_a_refused_exchange_is_the_calls_error(tmp_path: Path) -> None:
-    with running_idp(tmp_path) as idp, protected_upstream(tmp_path, idp) as (upstream_url, audit):
+async def test_a_refused_exchange_is_the_calls_error(tmp_path: Path, idp: Idp) -> None:
+    with protected_upstream(tmp_path, idp) as (upstream_url, audit):
         # alice's client may not exchange tokens
         async with exchanging_gateway(idp, upstream_url, ("alice", "alice-secret")) as (runtime, resource):
             answer = await McpUser(Setup(runtime, None, idp, resource), "bob").call(

@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class _UserSession:
     session: Session
+    refused: list[str]  # why its login was refused, once it was (a revoked token, a refused refresh)
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0  # calls in flight on it: never closed under them
 
@@ -50,7 +51,7 @@ class UserSessions:
         self.upstream = upstream
         self.config = upstream.config
         self._sessions: OrderedDict[str, _UserSession] = OrderedDict()
-        self._opening: dict[str, asyncio.Task[Session]] = {}
+        self._opening: dict[str, asyncio.Task[tuple[Session, list[str]]]] = {}
         self._lock = asyncio.Lock()  # the bound is checked and a slot taken as one step
         self._sweeper: asyncio.Task[None] | None = None
         self.unsubscribe: Callable[[], None] = lambda: None  # from the server's state changes
@@ -72,6 +73,13 @@ class UserSessions:
         entry.busy += 1
         try:
             yield entry.session
+        except Exception:
+            if not entry.refused:
+                raise
+            # Its login no longer works: the session goes, and the user is led to a new login.
+            self._forget(identity, entry)
+            await entry.session.close(grace=0.5)
+            raise UserLoginRequired(self.config.name, f"{identity}'s login was refused") from None
         finally:
             entry.busy -= 1
             entry.last_used = time.monotonic()
@@ -85,7 +93,7 @@ class UserSessions:
         if opening is None:  # concurrent first calls of one user share one connect
             opening = self._opening[identity] = asyncio.create_task(self._open(identity))
         try:
-            session = await asyncio.shield(opening)
+            session, refused = await asyncio.shield(opening)
         finally:
             if opening.done():
                 self._opening.pop(identity, None)
@@ -97,7 +105,7 @@ class UserSessions:
                 await entry.session.close(grace=0.5)
                 del self._sessions[identity]
             await self._make_room(session)
-            entry = self._sessions[identity] = _UserSession(session)
+            entry = self._sessions[identity] = _UserSession(session, refused)
         self._sweep_later()
         return entry
 
@@ -116,7 +124,7 @@ class UserSessions:
             logger.info("server %s: closing the session of %s (max_user_sessions)", self.config.name, idle)
             await evicted.session.close(grace=0.5)
 
-    async def _open(self, identity: str) -> Session:
+    async def _open(self, identity: str) -> tuple[Session, list[str]]:
         config = self.config
         upstream = self.upstream
         refused: list[str] = []
@@ -147,7 +155,7 @@ class UserSessions:
                 ) from None
             raise
         logger.info("server %s: opened the session of %s", config.name, identity)
-        return session
+        return session, refused
 
     def _exchanged_auth(self, identity: str) -> httpx2.Auth | None:
         """With token_exchange: the user's session sends what their latest token was exchanged for."""
@@ -180,10 +188,14 @@ class UserSessions:
         except TokenExchangeFailed as exc:
             raise PermissionDeniedError(str(exc), data={"server": config.name, "user": identity}) from None
 
+    def _forget(self, identity: str, entry: _UserSession) -> None:
+        if self._sessions.get(identity) is entry:
+            del self._sessions[identity]
+
     def _lost(self, identity: str, session: Session, reason: str) -> None:
         entry = self._sessions.get(identity)
         if entry is not None and entry.session is session:
-            del self._sessions[identity]
+            self._forget(identity, entry)
             logger.info("server %s: the session of %s ended: %s", self.config.name, identity, reason)
 
     def _settings(self) -> tuple[int, float]:
