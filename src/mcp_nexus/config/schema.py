@@ -12,6 +12,7 @@ from mcp_nexus.config.control import ControlSettings, LLMSettings
 from mcp_nexus.config.dashboard_login import DashboardLoginSettings
 from mcp_nexus.config.identity import ResourceServerSettings
 from mcp_nexus.config.oauth import OAuthSettings, parse_auth
+from mcp_nexus.config.per_user_sharing import check_per_user_sharing
 from mcp_nexus.config.profiles import ProfileConfig, check_named_profiles, check_profiles
 from mcp_nexus.config.schema_base import Strict as _Strict
 from mcp_nexus.config.schema_base import ToolFilter
@@ -559,4 +560,5 @@ class NexusConfig(_Strict):
         }
         named.update({f"xiaozhi.endpoints[{i}].profile": p for i, p in enumerate(xiaozhi.endpoint_profiles)})
         check_named_profiles(self.profiles, named)
+        check_per_user_sharing(self)
         return self
