@@ -219,6 +219,14 @@ class UserSessions:
                     logger.info("server %s: closing the idle session of %s", self.config.name, identity)
                     await entry.session.close(grace=0.5)
 
+    async def close_user(self, identity: str) -> bool:
+        """Close this user's session (they logged out: it must not keep their old token); whether one was open."""
+        entry = self._sessions.pop(identity, None)
+        if entry is None:
+            return False
+        await entry.session.close(grace=0.5)
+        return True
+
     async def close(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()

@@ -6,6 +6,8 @@ GET  /api/auth/{server}             one server's
 POST /api/auth/{server}/login       start a login -> {"authorization_url": ...} to open in a
                                     browser (null when the stored login still works)
 POST /api/auth/{server}/logout      forget the login; the server waits in NEEDS_AUTH
+GET|POST|DELETE /api/auth/me, /api/auth/{server}/login/me
+                                    a user's own login to a per-user server (own_login.py)
 GET  /oauth/callback                where the authorization server sends the browser back: open
                                     to the browser (no admin token), answered only for a `state`
                                     of a login started here
@@ -21,6 +23,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from mcp_nexus.frontends.admin.json_io import AdminJSONResponse, error_response
+from mcp_nexus.frontends.admin.own_login import own_login_routes
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.upstream.oauth.errors import LoginFailed
 from mcp_nexus.upstream.oauth.manager import CALLBACK_PATH, OAuthManager, manager_for
@@ -92,6 +95,7 @@ def oauth_routes(gateway: Gateway) -> list[Route]:
         return _page(200, f"Logged in to {server}", "Nexus has the login. You can close this tab.")
 
     return [
+        *own_login_routes(gateway),  # first: /api/auth/me is not a server's /api/auth/{server}
         Route("/api/auth", status, methods=["GET"]),
         Route("/api/auth/{server}", one, methods=["GET"]),
         Route("/api/auth/{server}/login", login, methods=["POST"]),

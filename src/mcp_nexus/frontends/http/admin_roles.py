@@ -4,7 +4,9 @@ Roles: `viewer` reads what the dashboard shows (secrets are never shown to anyon
 also act. Acting is any POST, PUT, PATCH or DELETE outside `/mcp` (a server restarted, the cache
 cleared, a tool tried, an upstream logged in, an index action, a reload): one rule here for
 every route, so a route added later is guarded too, and the page's hidden buttons are only
-a convenience, not the protection.
+a convenience, not the protection. One narrow exemption: a user's own login to a per-user
+upstream (`POST|DELETE /api/auth/{server}/login/me`, `own_login`), which acts on nothing but
+that user's own credentials.
 
 Who a request is (HttpGuard has already let it in):
 - an access token of the identity provider (gateway.auth; its principal is the scope's user):
@@ -21,6 +23,7 @@ dashboard's overview (which hides what the role cannot do).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +38,16 @@ from mcp_nexus.identity.principal import Principal, principal_of
 
 SCOPE_KEY = "nexus.admin"
 CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The one exemption from "acting needs admin": a user starting or forgetting their OWN login to a
+# per-user upstream (admin/own_login.py). It touches only the caller's own credentials (the route
+# refuses a caller that is not a user, and the login is bound to that user), so a viewer may.
+OWN_LOGIN_PATH = re.compile(r"/api/auth/[^/]+/login/me")
+OWN_LOGIN_METHODS = frozenset({"POST", "DELETE"})
+
+
+def own_login(method: str, path: str) -> bool:
+    """Whether a request is a user's own per-user login or logout (allowed to viewers)."""
+    return method in OWN_LOGIN_METHODS and OWN_LOGIN_PATH.fullmatch(path) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +156,8 @@ class AdminRoles:
         identity = identity_of(scope, self.logins, *self.settings())
         if identity is not None:
             scope[SCOPE_KEY] = identity
-        if identity is None or (scope["method"] in CHANGING_METHODS and identity.role != "admin"):
+        acting = scope["method"] in CHANGING_METHODS and not own_login(scope["method"], path)
+        if identity is None or (acting and identity.role != "admin"):
             role = "no role" if identity is None else f"the {identity.role} role"
             who = identity.who if identity is not None else principal_key(scope)
             await _forbidden(

@@ -4,7 +4,7 @@
 "use strict";
 (() => {
   const $ = (sel, root = document) => root.querySelector(sel);
-  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false, viewer: null, role: "admin" };
+  const state = { servers: new Map(), tools: [], calls: [], metrics: null, history: null, frontends: {}, control: false, viewer: null, role: "admin", mine: null };
   const MAX_CALLS = 500;
 
   function h(tag, attrs, ...children) {
@@ -63,7 +63,8 @@
   // -- servers ----------------------------------------------------------------------------------
   const canAct = () => state.role === "admin";
   function actionsFor(row) {
-    if (!canAct()) return [];
+    const own = ownLoginFor(row);
+    if (!canAct()) return own;
     const wanted = [];
     if (!row.enabled) wanted.push("enable");
     else {
@@ -72,24 +73,58 @@
       if (["READY", "DEGRADED", "CONNECTING", "ERROR", "CRASHED"].includes(row.state)) wanted.push("stop");
       wanted.push("restart", "disable");
     }
-    return wanted.map((action) => h("button", {
+    return [...own, ...wanted.map((action) => h("button", {
       type: "button", "data-action": action === "log in" ? "login" : action, "data-server": row.name,
-      onclick: () => (action === "log in" ? oauthLogin(row.name) : serverAction(row.name, action)),
-    }, action));
+      onclick: () => (action === "log in" ? oauthLogin(row.name, "login") : serverAction(row.name, action)),
+    }, action))];
   }
-  // Starts the server's OAuth login (docs/OAUTH.md) and opens its authorization URL in a new tab;
-  // the authorization server sends that tab back to the gateway's /oauth/callback, and the row
-  // turns READY through the live events.
-  async function oauthLogin(name) {
+  // A per-user server (docs/OAUTH.md): this user's own login to it, offered to every role (it acts
+  // only on the user's own credentials; the API lets a viewer do exactly this).
+  function ownLoginFor(row) {
+    const mine = state.mine && state.mine.get(row.name);
+    if (!mine || mine.logged_in == null) return [];  // not a user, not per-user, or token exchange
+    return [
+      h("span", { class: "badge", "data-own-login": mine.logged_in ? "yes" : "no", text: mine.logged_in ? "you: logged in" : "you: no login" }),
+      h("button", {
+        type: "button", "data-action": mine.logged_in ? "logout-me" : "login-me", "data-server": row.name,
+        onclick: () => (mine.logged_in ? ownLogout(row.name) : oauthLogin(row.name, "login/me")),
+      }, mine.logged_in ? "log out as me" : "log in as me"),
+    ];
+  }
+  async function loadMine() {
+    const r = await api("GET", "/api/auth/me");
+    state.mine = new Map(r.servers.map((s) => [s.server, s]));
+    if (page() === "servers") renderServers();
+    return state.mine;
+  }
+  // Until the other tab's login lands (no live event tells of a user's own login): then the row shows it.
+  function awaitOwnLogin(name, tries = 120) {
+    setTimeout(() => loadMine().then((mine) => {
+      if (!(mine.get(name) || {}).logged_in && tries > 1) awaitOwnLogin(name, tries - 1);
+    }).catch(() => {}), 1500);
+  }
+  async function ownLogout(name) {
+    try {
+      await api("DELETE", `/api/auth/${encodeURIComponent(name)}/login/me`);
+      toast(`${name}: your login is forgotten`);
+      await loadMine();
+    } catch (e) { toast(`${name} log out: ${e.message}`, true); }
+  }
+  // Starts an OAuth login (docs/OAUTH.md: the server's, `login`, or the user's own, `login/me`) and
+  // opens its authorization URL in a new tab; the authorization server sends that tab back to the
+  // gateway's /oauth/callback, and the row turns READY through the live events (or shows the
+  // user's login).
+  async function oauthLogin(name, which) {
     const tab = window.open("", "_blank");  // opened within the click: a later open is blocked as a popup
     if (tab) tab.opener = null;  // the authorization server's page gets no handle on the dashboard
     try {
-      const r = await api("POST", `/api/auth/${encodeURIComponent(name)}/login`);
+      const r = await api("POST", `/api/auth/${encodeURIComponent(name)}/${which}`);
       const url = r.authorization_url ? new URL(r.authorization_url) : null;
       if (url && !["https:", "http:"].includes(url.protocol)) throw new Error(`not a web address: ${url.protocol}`);
       if (!url) { if (tab) tab.close(); toast(`${name}: the stored login works`); return; }
       if (tab) tab.location.href = url.href; else location.href = url.href;
       toast(`${name}: finish the login in the new tab`);
+      if (which === "login/me") awaitOwnLogin(name);
     } catch (e) { if (tab) tab.close(); toast(`${name} log in: ${e.message}`, true); }
   }
   async function serverAction(name, action) {
@@ -546,6 +581,8 @@
     $("#reload-config").disabled = !data.reloadable;
     $("#reload-config").hidden = !canAct();
     $("#reload-config").title = data.reloadable ? "Re-read the config file" : "started without a config file";
+    state.mine = null;
+    if (data.user && String(data.user.who).startsWith("user:")) await loadMine().catch(() => {});
     render();
   }
   let tick = null;
