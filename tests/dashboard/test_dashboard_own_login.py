@@ -146,9 +146,8 @@ def test_a_caller_without_a_user_is_refused_with_the_reason(served_gateway: Serv
     # a token with no role here is refused before the route (the exemption is for viewers, not strangers)
     with _as(idp.token("stranger")) as http:
         assert http.post(gateway.base + "/api/auth/notes/login/me").status_code == 403
-        # a server that is not per-user, or not there, is named
-        admin = idp.token("ops-bot")
-    with _as(admin) as http:
+    # a server that is not there is named
+    with _as(idp.token("ops-bot")) as http:
         missing = http.post(gateway.base + "/api/auth/nowhere/login/me")
         assert missing.status_code == 404 and "nowhere" in missing.json()["error"], missing.text
 
