@@ -24,6 +24,7 @@ from mcp_nexus.chains.serving import ChainTools, chain_context
 from mcp_nexus.config.config_applied import ConfigApplied
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.watch import ConfigSource
+from mcp_nexus.errors import GatewayError, UnavailableError
 from mcp_nexus.events import (
     EventBus,
     ListChanged,
@@ -36,7 +37,6 @@ from mcp_nexus.pipeline.call import Caller, InputRound, Method, Middleware, Tool
 from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.code_mode import serve_code_mode
-from mcp_nexus.pipeline.errors import GatewayError, UnavailableError
 from mcp_nexus.pipeline.governance import Governance
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.steps.metrics import MetricsStep

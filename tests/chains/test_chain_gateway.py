@@ -15,10 +15,10 @@ import pytest_asyncio
 
 from mcp_nexus.chains.runner import CHAIN_META_KEY
 from mcp_nexus.config.load import config_from_document
+from mcp_nexus.errors import InvalidArgumentsError, ToolTimeoutError
 from mcp_nexus.events import ListChanged
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import InvalidArgumentsError, ToolTimeoutError
 from support.gateway import running_gateway
 from support.governance_gateway import counts, document, stdio, text
 

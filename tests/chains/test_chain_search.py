@@ -18,9 +18,9 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from mcp_nexus.cli.index import app as index_cli
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.runtime import Runtime
 from support.gateway import running
 from support.governance_gateway import document, embedded, text

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from mcp_nexus.config.watch import ConfigSource, ConfigWatcher
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import GatewayError
 from support.gateway import running_gateway
 from support.governance_gateway import document, embedded, text
 from support.polling import eventually

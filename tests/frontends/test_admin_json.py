@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from mcp_nexus import errors
 from mcp_nexus.frontends.admin.json_io import AdminJSONResponse, gateway_error_response, status_of
-from mcp_nexus.pipeline import errors
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest_asyncio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_nexus.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.errors import InvalidArgumentsError, UnknownToolError
 from mcp_nexus.upstream.state import UpstreamState
 from support.demo_server import bare_demo_pair
 from support.gateway import running_gateway

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_nexus.pipeline.errors import PermissionDeniedError
+from mcp_nexus.errors import PermissionDeniedError
 from support.gateway import running
 from support.polling import eventually
 from support.processes import TESTS

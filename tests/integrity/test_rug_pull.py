@@ -16,8 +16,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from mcp_nexus.errors import PermissionDeniedError
 from mcp_nexus.events import ListChanged
-from mcp_nexus.pipeline.errors import PermissionDeniedError
 from support.gateway import running
 from support.polling import eventually
 from support.processes import TESTS, VENV_BIN, child_env, free_port, wait_for_http

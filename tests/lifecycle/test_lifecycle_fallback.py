@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from lifecycle.faults import document, faulty, text
-from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
+from mcp_nexus.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
 from support.gateway import running_gateway
 from support.polling import eventually

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from lifecycle.faults import document, faulty, live_children, open_fds, text
+from mcp_nexus.errors import UnavailableError
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.errors import UnavailableError
 from mcp_nexus.upstream.state import UpstreamState
 from support.gateway import running_gateway
 from support.polling import eventually

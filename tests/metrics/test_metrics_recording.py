@@ -6,8 +6,8 @@ import mcp_types as types
 import pytest
 
 from lifecycle.faults import document, faulty
+from mcp_nexus.errors import ToolTimeoutError
 from mcp_nexus.frontends.dashboard.history import MetricsHistory
-from mcp_nexus.pipeline.errors import ToolTimeoutError
 from mcp_nexus.pipeline.latency_window import LatencyWindow
 from mcp_nexus.pipeline.steps.metrics import UNKNOWN_TOOL
 from support.gateway import load, running_gateway

@@ -19,8 +19,8 @@ from opentelemetry.trace import SpanKind
 
 from lifecycle.faults import document, faulty
 from mcp_nexus import tracing
+from mcp_nexus.errors import UnknownToolError
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import UnknownToolError
 from mcp_nexus.pipeline.steps.trace import TraceStep, traced
 from support.gateway import running, running_gateway
 from support.http_server import serving

@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_nexus.errors import InvalidArgumentsError, ToolTimeoutError, UnknownToolError
 from mcp_nexus.frontends.mcp.server import McpFrontend
-from mcp_nexus.pipeline.errors import InvalidArgumentsError, ToolTimeoutError, UnknownToolError
 from support.gateway import running_gateway
 from support.governance_gateway import counts, document, embedded, stdio, text
 from support.governance_server import SLEEP_EVENTS

@@ -16,9 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_nexus.catalog.catalog import Catalog
 from mcp_nexus.catalog.local_tools import LocalTool
-from mcp_nexus.pipeline.call import Caller, InputRound, ToolCall
-from mcp_nexus.pipeline.chain import Pipeline
-from mcp_nexus.pipeline.errors import (
+from mcp_nexus.errors import (
     GatewayError,
     InternalError,
     InvalidArgumentsError,
@@ -26,6 +24,8 @@ from mcp_nexus.pipeline.errors import (
     UnavailableError,
     UnknownToolError,
 )
+from mcp_nexus.pipeline.call import Caller, InputRound, ToolCall
+from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.offload_folder import OffloadFolder
 from mcp_nexus.pipeline.policy import ToolPolicy
 from mcp_nexus.pipeline.steps.cache import CacheStep

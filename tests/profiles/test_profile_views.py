@@ -11,10 +11,10 @@ import pytest
 
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.config.load import config_from_document
+from mcp_nexus.errors import UnknownToolError
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.identity.principal import Principal
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import UnknownToolError
 from support.gateway import running_gateway
 from support.governance_gateway import document, embedded, text
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lifecycle.faults import document, faulty
-from mcp_nexus.pipeline.errors import UnavailableError, UnknownToolError
+from mcp_nexus.errors import UnavailableError, UnknownToolError
 from support.gateway import running_gateway
 from support.polling import eventually
 from support.processes import VENV_BIN, child_env

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from lifecycle.faults import faulty
-from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.errors import UnavailableError
 from support.gateway import running
 from support.polling import eventually
 from support.processes import port_open

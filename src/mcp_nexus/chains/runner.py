@@ -28,8 +28,8 @@ from rapidfuzz import process
 
 from mcp_nexus.config.chain_template import TemplateError, render
 from mcp_nexus.config.chains import ChainConfig
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.pipeline.call import Caller, ToolOutcome
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.pipeline.result_value import ReadOffloaded, UnreadableResult, result_text, step_value
 from mcp_nexus.pipeline.steps.offload import offloaded_success
 

@@ -441,7 +441,7 @@ def call(
             _err().print(f"{code}{body.get('error', exc)}", style="red", highlight=False, markup=False)
             raise typer.Exit(1) from exc
     else:
-        from mcp_nexus.pipeline.errors import GatewayError
+        from mcp_nexus.errors import GatewayError
 
         _quiet()
         try:

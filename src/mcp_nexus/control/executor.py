@@ -38,7 +38,7 @@ from mcp_nexus.control.router import select_tools
 from mcp_nexus.control.task import PlanStep, StepRecord, TaskPlan, TaskStatus, UnifiedTask
 from mcp_nexus.control.task_queue import TaskQueue
 from mcp_nexus.control.tool_source import ToolSource
-from mcp_nexus.pipeline.errors import GatewayError
+from mcp_nexus.errors import GatewayError
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp_nexus import tracing
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.identity.principal import principal_of
 from mcp_nexus.pipeline.call import Caller, DownstreamPeer, InputRound
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.upstream.session import ToolOutcome
 
 

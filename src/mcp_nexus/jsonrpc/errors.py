@@ -20,7 +20,7 @@ INTERNAL_ERROR = -32603
 class JsonRpcError(Exception):
     """An error that travels to the peer as `{"code", "message", "data"}`.
 
-    Subclasses set `code`; the gateway's own errors (pipeline/errors.py) derive from this,
+    Subclasses set `code`; the gateway's own errors (errors.py) derive from this,
     so every endpoint turns them into the same wire shape.
     """
 

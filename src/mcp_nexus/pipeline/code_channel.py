@@ -32,8 +32,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_nexus.catalog.code_form import code_call_form, code_path
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.tool_listing import CALL_TOOL, FIND_TOOLS
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.pipeline.call import Caller, ToolOutcome
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.pipeline.result_value import ReadOffloaded, UnreadableResult, result_text, step_value
 from mcp_nexus.pipeline.sandbox_tool import SANDBOX_TOOL_NAME
 from mcp_nexus.pipeline.search_tools import MAX_FIND_LIMIT, unwrap_call_tool

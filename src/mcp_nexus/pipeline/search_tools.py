@@ -23,8 +23,8 @@ from mcp_nexus.catalog.local_tools import LocalTool
 from mcp_nexus.catalog.tool_cards import fit_cards
 from mcp_nexus.catalog.tool_listing import CALL_TOOL, FIND_TOOLS
 from mcp_nexus.config.tool_search import ToolSearchSettings
+from mcp_nexus.errors import GatewayError, InvalidArgumentsError
 from mcp_nexus.pipeline.call import Caller, ToolOutcome
-from mcp_nexus.pipeline.errors import GatewayError, InvalidArgumentsError
 
 MAX_FIND_LIMIT = 50
 # Bytes of the hits' JSON in the text (the structured copy holds the same): five hits of real

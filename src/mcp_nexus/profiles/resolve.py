@@ -35,9 +35,9 @@ from mcp_nexus.catalog.index import ToolIndex
 from mcp_nexus.config.profiles import DEFAULT_PROFILE, ProfileConfig
 from mcp_nexus.config.schema import NexusConfig
 from mcp_nexus.config.tool_search import ToolSearchSettings
+from mcp_nexus.errors import NotFoundError, UnknownToolError
 from mcp_nexus.identity.principal import Principal
 from mcp_nexus.pipeline.call import Caller
-from mcp_nexus.pipeline.errors import NotFoundError, UnknownToolError
 from mcp_nexus.profiles.policy import ProfilePolicies
 from mcp_nexus.profiles.view import ProfileView
 

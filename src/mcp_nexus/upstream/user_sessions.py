@@ -22,8 +22,8 @@ from typing import Any
 import httpx2
 from mcp.shared.dispatcher import ProgressFnT
 
+from mcp_nexus.errors import PermissionDeniedError, UnavailableError
 from mcp_nexus.events import ServerStateChanged
-from mcp_nexus.pipeline.errors import PermissionDeniedError, UnavailableError
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.oauth.per_user import UserLoginRequired, user_logins
 from mcp_nexus.upstream.oauth.token_exchange import ExchangedTokenAuth, ExchangedTokens, TokenExchangeFailed

@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from mcp_nexus import __version__
 from mcp_nexus.config.errors import ConfigError
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.frontends.admin.audit import audit_openapi_paths
 from mcp_nexus.frontends.admin.index import index_openapi_paths
 from mcp_nexus.frontends.admin.json_io import (
@@ -38,7 +39,6 @@ from mcp_nexus.frontends.admin.json_io import (
 from mcp_nexus.frontends.admin.offload import api_caller, offload_openapi_paths, offload_routes
 from mcp_nexus.frontends.admin.tasks import task_openapi_paths, task_routes
 from mcp_nexus.gateway import Gateway
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.server_set import UnknownServerError
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor

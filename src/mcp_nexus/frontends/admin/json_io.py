@@ -19,8 +19,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mcp_nexus.pipeline import errors as codes
-from mcp_nexus.pipeline.errors import GatewayError, UnknownToolError
+from mcp_nexus import errors as codes
+from mcp_nexus.errors import GatewayError, UnknownToolError
 
 MAX_JSON_DEPTH = 100  # nesting levels a request body may have; the pipeline handles ~200
 

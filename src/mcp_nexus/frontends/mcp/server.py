@@ -37,6 +37,7 @@ from mcp_nexus._sdk_seams import (
     touch_http_session,
 )
 from mcp_nexus.catalog.tool_listing import listed_tools
+from mcp_nexus.errors import GatewayError
 from mcp_nexus.events import ListChanged, ListKind
 from mcp_nexus.frontends.mcp.first_list import settle_first_list
 from mcp_nexus.frontends.tool_call_entry import as_mcp_error, call_tool, client_caller, encodable
@@ -44,7 +45,6 @@ from mcp_nexus.gateway import Gateway
 from mcp_nexus.identity.principal import scope_user
 from mcp_nexus.jsonrpc import encode, error_body
 from mcp_nexus.pipeline.call import Caller, InputRound
-from mcp_nexus.pipeline.errors import GatewayError
 from mcp_nexus.profiles.endpoint import scope_profile
 
 logger = logging.getLogger(__name__)

@@ -14,9 +14,8 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from mcp_nexus.pipeline import errors as codes
-from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.errors import (
+from mcp_nexus import errors as codes
+from mcp_nexus.errors import (
     GatewayError,
     InternalError,
     InvalidArgumentsError,
@@ -28,6 +27,7 @@ from mcp_nexus.pipeline.errors import (
     ToolTimeoutError,
     UnavailableError,
 )
+from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
 from mcp_nexus.upstream.upstream import UpstreamUnavailable
 
 CATEGORIES: dict[int, str] = {

@@ -15,9 +15,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.call_stats import CallStats, FrontendStats
-from mcp_nexus.pipeline.errors import (
+from mcp_nexus.errors import (
     GatewayError,
     InvalidArgumentsError,
     NotFoundError,
@@ -26,6 +24,8 @@ from mcp_nexus.pipeline.errors import (
     UnavailableError,
     UnknownToolError,
 )
+from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
+from mcp_nexus.pipeline.call_stats import CallStats, FrontendStats
 from mcp_nexus.pipeline.latency_window import DEFAULT_WINDOW
 from mcp_nexus.pipeline.recent_calls import RecentCalls
 from mcp_nexus.pipeline.steps.offload import OFFLOAD_META_KEY

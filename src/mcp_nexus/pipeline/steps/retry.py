@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from mcp_nexus.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.errors import ToolTimeoutError, UnavailableError
 from mcp_nexus.pipeline.policy import PolicyResolver, ToolPolicy, call_policy
 
 logger = logging.getLogger(__name__)

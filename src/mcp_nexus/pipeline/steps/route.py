@@ -23,8 +23,7 @@ from mcp.shared.exceptions import MCPError
 from rapidfuzz import process
 
 from mcp_nexus.catalog.catalog import Catalog, CatalogTool
-from mcp_nexus.pipeline.call import ToolCall
-from mcp_nexus.pipeline.errors import (
+from mcp_nexus.errors import (
     GatewayError,
     NotFoundError,
     PermissionDeniedError,
@@ -32,6 +31,7 @@ from mcp_nexus.pipeline.errors import (
     UnavailableError,
     UnknownToolError,
 )
+from mcp_nexus.pipeline.call import ToolCall
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer

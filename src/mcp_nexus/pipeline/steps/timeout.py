@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mcp_nexus.errors import ToolTimeoutError
 from mcp_nexus.pipeline.call import CallNext, ToolCall
-from mcp_nexus.pipeline.errors import ToolTimeoutError
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT, PolicyResolver, call_policy
 
 

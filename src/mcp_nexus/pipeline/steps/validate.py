@@ -26,8 +26,8 @@ from jsonschema import validators
 
 from mcp_nexus.builtin.numeric_text import number_from_text
 from mcp_nexus.catalog.catalog import Catalog
+from mcp_nexus.errors import InvalidArgumentsError
 from mcp_nexus.pipeline.call import CallNext, ToolCall, ToolOutcome
-from mcp_nexus.pipeline.errors import InvalidArgumentsError
 
 logger = logging.getLogger(__name__)
 

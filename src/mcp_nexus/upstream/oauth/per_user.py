@@ -27,7 +27,7 @@ from mcp.shared.auth import AuthorizationCodeResult
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 from mcp_nexus.config.schema import ServerConfig
-from mcp_nexus.pipeline.errors import UnavailableError
+from mcp_nexus.errors import UnavailableError
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed
 from mcp_nexus.upstream.oauth.manager import OAuthManager, PendingLogin, manager_for_config
 from mcp_nexus.upstream.oauth.probe import probe_server
