@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 
@@ -25,7 +26,12 @@ CLIENTS: list[dict[str, Any]] = [
     {"id": "brief", "secret": "brief-secret", "ttl": 1},  # its tokens expire after a second
     # a gateway exchanging its callers' tokens for upstream ones (RFC 8693, per-user servers)
     {"id": "nexus", "secret": "nexus-secret", "token_exchange": True},
+    # a resource server that only introspects the opaque tokens of its resources; its secret has
+    # characters Basic auth must form-encode (RFC 6749 §2.3.1)
+    {"id": "nexus-rs", "secret": "rs secret+%/:=", "resource_server": True},
 ]
+# The confidential client users sign in with (authorization code, the provider's login form).
+LOGIN_CLIENT = {"id": "portal", "secret": "portal-secret", "redirect_uri": "http://127.0.0.1:9/callback"}
 
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -52,7 +58,7 @@ class Idp:
 
     def token(self, client: str, *, scope: str = "mcp:tools", resource: str) -> str:
         """An access token by client credentials, for `resource` (RFC 8707), as the provider issues it."""
-        secret = next(c["secret"] for c in CLIENTS if c["id"] == client)
+        secret = _secret(client)
         answer = httpx2.post(
             f"{self.issuer}/token",
             data={"grant_type": "client_credentials", "scope": scope, "resource": resource},
@@ -62,6 +68,57 @@ class Idp:
         assert answer.status_code == 200, answer.text
         return str(answer.json()["access_token"])
 
+    def login_token(self, user: str, *, resource: str, scope: str = "mcp:tools") -> str:
+        """An access token for `resource` naming `user` (sub): signed in through the login form.
+
+        Needs a provider started with `login=True`. The authorization code flow as a browser
+        walks it: the login page (any password), the consent page, then the code for a token.
+        """
+        query = {
+            "client_id": LOGIN_CLIENT["id"],
+            "response_type": "code",
+            "redirect_uri": LOGIN_CLIENT["redirect_uri"],
+            "scope": f"openid {scope}",
+            "resource": resource,
+            "state": "s",
+        }
+        with httpx2.Client(base_url=self.issuer, timeout=10) as browser:
+            step = browser.get("/auth", params=query)
+            for form in ({"prompt": "login", "login": user, "password": "any"}, {"prompt": "consent"}):
+                interaction = _redirect(step, "/interaction/")
+                step = browser.post(interaction, data=form)
+                step = browser.get(_redirect(step, "/auth/"))
+            code = parse_qs(urlsplit(_redirect(step, LOGIN_CLIENT["redirect_uri"])).query)["code"][0]
+            answer = browser.post(
+                "/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": code,
+                    "redirect_uri": LOGIN_CLIENT["redirect_uri"],
+                    "resource": resource,
+                },
+                auth=(LOGIN_CLIENT["id"], LOGIN_CLIENT["secret"]),
+            )
+        assert answer.status_code == 200, answer.text
+        return str(answer.json()["access_token"])
+
+    def revoke(self, token: str, client: str) -> None:
+        """`client` revokes its token at the provider's revocation endpoint (RFC 7009)."""
+        secret = LOGIN_CLIENT["secret"] if client == LOGIN_CLIENT["id"] else _secret(client)
+        answer = httpx2.post(
+            f"{self.issuer}/token/revocation",
+            data={"token": token, "token_type_hint": "access_token"},
+            auth=(client, secret),
+            timeout=10,
+        )
+        assert answer.status_code == 200, answer.text
+
+    def introspections(self) -> int:
+        """How many introspection requests the provider has answered so far."""
+        answer = httpx2.get(f"{self.issuer}/__test/introspections", timeout=10)
+        assert answer.status_code == 200, answer.text
+        return int(answer.json()["count"])
+
     def rotate(self) -> str:
         """A new signing key replaces the old one; its kid."""
         answer = httpx2.post(f"{self.issuer}/__test/rotate", timeout=10)
@@ -69,9 +126,31 @@ class Idp:
         return str(answer.json()["kid"])
 
 
+def _secret(client: str) -> str:
+    return str(next(c["secret"] for c in CLIENTS if c["id"] == client))
+
+
+def _redirect(response: httpx2.Response, expected: str) -> str:
+    """Where a redirect of the login flow leads; it must contain `expected` (else say where it went)."""
+    location = response.headers.get("location", "")
+    assert response.is_redirect and expected in location, (response.status_code, location, response.text)
+    return str(location)
+
+
 @contextmanager
-def running_idp(tmp: Path, *, keys_file: Path | None = None) -> Iterator[Idp]:
-    """One provider; providers given the same `keys_file` sign with the same key (other issuers)."""
+def running_idp(
+    tmp: Path,
+    *,
+    keys_file: Path | None = None,
+    opaque_resources: dict[str, str] | None = None,
+    login: bool = False,
+) -> Iterator[Idp]:
+    """One provider; providers given the same `keys_file` sign with the same key (other issuers).
+
+    `opaque_resources` maps a resource URL to the client of its resource server: the provider
+    issues opaque tokens for it that only that client may introspect. `login`: users can sign
+    in (LOGIN_CLIENT, Idp.login_token).
+    """
     config = tmp / "idp.json"
     config.write_text(
         json.dumps(
@@ -79,6 +158,8 @@ def running_idp(tmp: Path, *, keys_file: Path | None = None) -> Iterator[Idp]:
                 "resource": "http://127.0.0.1:1/mcp",
                 "keys_file": str(keys_file or tmp / "keys.json"),
                 "clients": CLIENTS,
+                "opaque_resources": opaque_resources or {},
+                **({"login_client": LOGIN_CLIENT} if login else {}),
             }
         )
     )

@@ -11,6 +11,16 @@
 // provider issued (subject_token) and a `resource` (or `audience`), and gets a JWT access token
 // for that resource naming the same subject (`act` names the exchanging client). The package
 // has no token exchange of its own; this grant handler (registerGrantType) is that.
+//
+// Introspection (RFC 7662), optional config keys: `opaque_resources` {<resource URL>: <client id
+// of its resource server>}: tokens for such a resource are opaque (only introspection tells what
+// they are), and only its resource server's client may introspect them (allowedPolicy, as a
+// deployment would: one resource server may not read another's tokens); that client is listed in
+// `clients` with `resource_server: true` (no grants, it only introspects). `login_client`
+// {id, secret, redirect_uri}: a confidential client of the authorization code flow, so a token
+// names a user (sub) who signs in through the provider's own login form (any password).
+// Revocation is on (a client revokes its own tokens). GET /__test/introspections answers
+// {"count"}: how many introspection requests the provider has answered.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -41,24 +51,52 @@ if (existsSync(config.keys_file)) {
 
 const clients = Object.fromEntries(config.clients.map((c) => [c.id, c]));
 const allScopes = "mcp:tools nexus:admin other:read";
+const opaqueResources = config.opaque_resources ?? {};
+const login = config.login_client;
+let introspections = 0; // introspection requests answered (GET /__test/introspections)
+
+function machineClient(c) {
+  if (c.resource_server) {
+    return { client_id: c.id, client_secret: c.secret, grant_types: [], response_types: [], redirect_uris: [] };
+  }
+  return {
+    client_id: c.id,
+    client_secret: c.secret,
+    grant_types: c.token_exchange ? ["client_credentials", TOKEN_EXCHANGE] : ["client_credentials"],
+    response_types: [],
+    redirect_uris: [],
+    scope: c.scope ?? allScopes,
+    token_endpoint_auth_method: "client_secret_basic",
+  };
+}
+
+function loginClient() {
+  return {
+    client_id: login.id,
+    client_secret: login.secret,
+    grant_types: ["authorization_code"],
+    response_types: ["code"],
+    redirect_uris: [login.redirect_uri],
+    token_endpoint_auth_method: "client_secret_basic",
+  };
+}
 
 function build(issuer) {
   const provider = new Provider(issuer, {
-    clients: config.clients.map((c) => ({
-      client_id: c.id,
-      client_secret: c.secret,
-      grant_types: c.token_exchange ? ["client_credentials", TOKEN_EXCHANGE] : ["client_credentials"],
-      response_types: [],
-      redirect_uris: [],
-      scope: c.scope ?? allScopes,
-      token_endpoint_auth_method: "client_secret_basic",
-    })),
+    clients: [...config.clients.map(machineClient), ...(login ? [loginClient()] : [])],
+    cookies: { keys: ["identity-test-cookie-key"] },
     jwks: { keys },
-    scopes: allScopes.split(" "),
+    scopes: ["openid", ...allScopes.split(" ")],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: Boolean(login) },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      revocation: { enabled: true },
+      introspection: {
+        enabled: true,
+        // An opaque token's resource server may read it, and nobody else (not even the client
+        // holding it: what it may do is the resource server's business).
+        allowedPolicy: (ctx, client, token) => opaqueResources[token.aud] === client.clientId,
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => config.resource,
@@ -67,8 +105,9 @@ function build(issuer) {
           scope: allScopes,
           audience: indicator,
           accessTokenTTL: clients[client.clientId]?.ttl ?? 600,
-          accessTokenFormat: "jwt",
-          jwt: { sign: { alg: "RS256" } },
+          ...(opaqueResources[indicator]
+            ? { accessTokenFormat: "opaque" }
+            : { accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } }),
         }),
       },
     },
@@ -78,6 +117,10 @@ function build(issuer) {
     },
   });
   provider.on("server_error", (ctx, err) => console.error("server_error", err));
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === "introspection") introspections += 1;
+  });
   provider.registerGrantType(TOKEN_EXCHANGE, exchange, [
     "subject_token", "subject_token_type", "requested_token_type", "audience", "resource", "scope",
   ]);
@@ -140,6 +183,11 @@ const server = http.createServer((req, res) => {
     provider = build(provider.issuer);
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify({ kid: keys[0].kid }));
+    return;
+  }
+  if (req.method === "GET" && req.url === "/__test/introspections") {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ count: introspections }));
     return;
   }
   provider.callback()(req, res);

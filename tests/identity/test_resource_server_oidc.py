@@ -10,6 +10,7 @@ import base64
 import json
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +57,19 @@ async def served(idp: Idp) -> AsyncIterator[Served]:
         "clock_skew": 0,
         "jwks_refresh_interval": 0.3,
     }
+    async with serving(port, auth) as served:
+        yield served
+
+
+@asynccontextmanager
+async def serving(port: int, auth: dict[str, Any]) -> AsyncIterator[Served]:
+    """A gateway on `port` with server `f`, the static token and `gateway.auth` = `auth`."""
     config, _ = config_from_document(document({"f": faulty("f")}, port=port, token=STATIC, auth=auth))
     async with Runtime(config, RuntimeOptions(bridge=False, watch=False, wait_ready=True)) as runtime:
         calls: list[CallFinished] = []
         unsubscribe = runtime.gateway.events.subscribe(CallFinished, calls.append)
         try:
-            yield Served(runtime, resource, f"http://127.0.0.1:{port}", calls)
+            yield Served(runtime, auth["resource"], f"http://127.0.0.1:{port}", calls)
         finally:
             unsubscribe()
 

@@ -1,7 +1,8 @@
 """Access tokens checked by asking the issuer (RFC 7662): for opaque tokens, or to see revocations.
 
 The gateway authenticates to the introspection endpoint as its own client (HTTP Basic,
-RFC 7662 §2.1). An active token must still be for this resource (its `aud`, when the answer
+RFC 7662 §2.1, id and secret form-encoded first as RFC 6749 §2.3.1 requires: a secret with `+`,
+`%` or a space is otherwise refused or read as another one). An active token must still be for this resource (its `aud`, when the answer
 gives one) and from the configured issuer (its `iss`, when given). Answers are reused for
 `introspection_cache_seconds` at most (and never past the token's expiry): that is how long a
 revoked token may still be accepted, traded against one round trip to the issuer per request.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote_plus
 
 import httpx2
 
@@ -19,7 +21,10 @@ from mcp_nexus.config.identity import ResourceServerSettings
 from mcp_nexus.identity.issuer_metadata import json_answer
 from mcp_nexus.identity.principal import Principal, principal_from_claims
 from mcp_nexus.identity.token_cache import VerifiedTokens
-from mcp_nexus.identity.token_errors import TokenRejected
+from mcp_nexus.identity.token_errors import IssuerUnavailable, TokenRejected
+
+# The issuer's answers that are about the token, not about the issuer or the gateway's access to it.
+_TOKEN_REFUSALS = {"unsupported_token_type", "invalid_token"}
 
 
 class IntrospectionVerifier:
@@ -73,13 +78,42 @@ class IntrospectionVerifier:
         endpoint = self.settings.introspection_endpoint
         assert endpoint is not None
         self.requests += 1
-        request = self._client.post(
-            endpoint,
-            data={"token": token, "token_type_hint": "access_token"},
-            auth=(
-                self.settings.introspection_client_id or "",
-                self.settings.introspection_client_secret or "",
-            ),
-            headers={"accept": "application/json"},
-        )
-        return await json_answer(request, endpoint)
+
+        async def send() -> httpx2.Response:
+            response = await self._client.post(
+                endpoint,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=(
+                    quote_plus(self.settings.introspection_client_id or ""),
+                    quote_plus(self.settings.introspection_client_secret or ""),
+                ),
+                headers={"accept": "application/json"},
+            )
+            if response.status_code != 200:
+                raise _refusal(endpoint, response)
+            return response
+
+        return await json_answer(send(), endpoint)
+
+
+def _refusal(endpoint: str, response: httpx2.Response) -> TokenRejected:
+    """What an introspection endpoint's error answer means for the caller, naming the issuer's error.
+
+    `unsupported_token_type` or `invalid_token` (e.g. a JWT sent to an issuer that introspects
+    only its opaque tokens): the token is refused, 401. Anything else (the gateway's credentials
+    refused, the issuer failing) is not the token's fault: 503, so the client keeps its token.
+    """
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, str):
+        return IssuerUnavailable(f"{endpoint} answered HTTP {response.status_code}")
+    description = body.get("error_description") if isinstance(body, dict) else None
+    said = f"{error}: {description}" if isinstance(description, str) else error
+    if error in _TOKEN_REFUSALS:
+        return TokenRejected(f"the issuer does not introspect this token ({said})")
+    if error == "invalid_client":
+        said += "; check gateway.auth.introspection_client_id and introspection_client_secret"
+    return IssuerUnavailable(f"{endpoint} answered HTTP {response.status_code} ({said})")
