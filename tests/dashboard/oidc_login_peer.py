@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,21 +11,17 @@ from typing import Any
 
 import httpx2
 
+from identity.oidc_peer import node_provider
 from lifecycle.faults import document, faulty
 from support.processes import (
-    NODE_BIN,
-    ROOT,
     VENV_BIN,
     free_port,
-    require,
     running,
-    stop_process,
     wait_for_http,
 )
 from support.served_gateway import ServedGateway, gateway_env
 
 SCRIPT = Path(__file__).with_name("oidc_login_provider.mjs")
-NODE_MODULES = ROOT / "tools" / "node" / "node_modules"
 TOKEN = "dash-oidc-Tok3n-5e8a1c"
 
 # Accounts of the provider's login form (any password): alice is in ops (admin here), bob in eng
@@ -68,19 +63,8 @@ def running_login_idp(tmp: Path, *, redirect_uri: str, resource: str) -> Iterato
     config.write_text(
         json.dumps({"redirect_uri": redirect_uri, "resource": resource, "users": USERS, "clients": CLIENTS})
     )
-    proc = subprocess.Popen(
-        [require(NODE_BIN / "node"), str(SCRIPT), str(NODE_MODULES), str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"oidc-provider exited with {proc.wait(timeout=5)} before listening"
-        yield LoginIdp(json.loads(line)["issuer"], resource)
-    finally:
-        stop_process(proc)
+    with node_provider(SCRIPT, config) as (issuer, _proc):
+        yield LoginIdp(issuer, resource)
 
 
 @contextmanager

@@ -163,8 +163,15 @@ def running_idp(
             }
         )
     )
+    with node_provider(SCRIPT, config) as (issuer, proc):
+        yield Idp(issuer, proc)
+
+
+@contextmanager
+def node_provider(script: Path, config: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """An oidc-provider script run by node with its JSON config: its issuer (the first line it prints)."""
     proc = subprocess.Popen(
-        [require(NODE_BIN / "node"), str(SCRIPT), str(NODE_MODULES), str(config)],
+        [require(NODE_BIN / "node"), str(script), str(NODE_MODULES), str(config)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -173,6 +180,6 @@ def running_idp(
         assert proc.stdout is not None
         line = proc.stdout.readline()  # bounded by the test's timeout; empty if node died
         assert line, f"oidc-provider exited with {proc.wait(timeout=5)} before listening"
-        yield Idp(json.loads(line)["issuer"], proc)
+        yield json.loads(line)["issuer"], proc
     finally:
         stop_process(proc)
