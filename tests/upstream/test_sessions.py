@@ -322,3 +322,22 @@ async def test_embedded_start_fails_with_the_loading_error() -> None:
     with pytest.raises(BaseException) as caught:
         await session.start()
     assert "has no attribute 'nothing_here'" in describe_error(caught.value)
+
+
+async def test_stdio_auto_takes_2026_when_its_timed_out_probe_was_read_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The SDK's server/discover times out (10 s; here 0.05 s) before a slow-starting server reads
+    # it; the server then reads the probe first, serves 2026-07-28 on this connection and refuses
+    # the handshake that followed (-32022). Seen with mcp-server-git on a busy host: ERROR before.
+    monkeypatch.setattr("mcp.client.session.DISCOVER_TIMEOUT_SECONDS", 0.05)
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "support.demo_server", "late"],
+        "env": {"PYTHONPATH": str(TESTS)},
+    }
+    session = StdioSession(server_config("late", entry), RecordingEvents(), era="auto")  # type: ignore[arg-type]
+    async with opened(session):
+        assert session.protocol_version == "2026-07-28" and session.modern
+        answer = await session.call_tool("echo", {"text": "hi"})
+        assert answer.content[0].text == "late: hi"  # type: ignore[union-attr]

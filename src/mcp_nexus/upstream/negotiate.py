@@ -4,7 +4,10 @@
 evidence of a 2026 server (an error, a result without a shared 2026 version, a result
 that does not parse) falls back to the `initialize` handshake. A -32022 naming a shared
 2026 version earns one more probe at that version. `legacy`: the handshake, always.
-The same policy as the SDK's own `Client(mode="auto")`.
+The same policy as the SDK's own `Client(mode="auto")`, with one addition: a probe that timed
+out (a server slow to start, e.g. on a busy host) may still be read by the server after we gave
+up on it; such a server then serves 2026-07-28 on this connection and refuses the handshake
+with -32022, so we probe again and take that era instead of failing the connection.
 """
 
 from __future__ import annotations
@@ -38,18 +41,31 @@ async def negotiate(session: ClientSession, era: Era) -> None:
                     continue
                 if supported and not any(v in HANDSHAKE_PROTOCOL_VERSIONS for v in supported):
                     raise  # a 2026-only server sharing no version with us: a real incompatibility
-            await session.initialize()
+            await _handshake(session)
             return
         try:
             result = types.DiscoverResult.model_validate(raw)
         except ValidationError:
-            await session.initialize()
+            await _handshake(session)
             return
         if not any(v in MODERN_PROTOCOL_VERSIONS for v in result.supported_versions):
-            await session.initialize()
+            await _handshake(session)
             return
         session.adopt(result)
         return
+
+
+async def _handshake(session: ClientSession) -> None:
+    """`initialize`; refused because the connection already serves 2026-07-28 (our timed-out probe,
+    read late): that era, probed again at a version both speak."""
+    try:
+        await session.initialize()
+    except MCPError as exc:
+        if exc.error.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in _supported(exc.error.data)]
+        raw = await session.send_discover(mutual[-1] if mutual else LATEST_MODERN_VERSION)
+        session.adopt(types.DiscoverResult.model_validate(raw))
 
 
 def _supported(data: object) -> list[str]:
