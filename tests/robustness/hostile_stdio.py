@@ -307,11 +307,6 @@ async def stderr_attack(folder: Path, megabytes: float = 100.0, line_bytes: int 
         caller = asyncio.create_task(_call_every(gateway, "calm.ping", 0.2, latencies, stop))
         row = await asyncio.to_thread(wait_state, gateway, "h", ("CRASHED", "ERROR"), 120.0)
         await asyncio.sleep(1.0)
-        # The child's last words join the report once its stderr is drained (later on a busy host).
-        for _ in range(100):
-            if FINAL_WORDS in (server_row(gateway, "h").get("last_error") or ""):
-                break
-            await asyncio.sleep(0.1)
         stop.set()
         await asyncio.gather(sampler, caller)
         after = Sample.of(gateway)

@@ -104,7 +104,6 @@ class StderrForwarder:
         # Set (on the creating loop) once the child's stderr reached EOF and every line was logged.
         self._loop = asyncio.get_running_loop()
         self._drained = asyncio.Event()
-        self._on_drained: list[Callable[[], None]] = []
         self._thread = threading.Thread(target=self._pump, name=f"stderr-{server_name}", daemon=True)
         self._thread.start()
 
@@ -118,13 +117,7 @@ class StderrForwarder:
                 self._end_line()
         self._report_suppressed()
         with contextlib.suppress(RuntimeError):  # the loop may be closed at interpreter exit
-            self._loop.call_soon_threadsafe(self._set_drained)
-
-    def _set_drained(self) -> None:
-        self._drained.set()
-        callbacks, self._on_drained = self._on_drained, []
-        for callback in callbacks:
-            callback()
+            self._loop.call_soon_threadsafe(self._drained.set)
 
     def _feed(self, chunk: bytes) -> None:
         start, size = 0, len(chunk)
@@ -231,13 +224,6 @@ class StderrForwarder:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._drained.wait(), timeout)
         return self._drained.is_set()
-
-    def when_drained(self, callback: Callable[[], None]) -> None:
-        """Call `callback` on the loop once the child's stderr reached EOF (now, if it has)."""
-        if self._drained.is_set():
-            callback()
-        else:
-            self._on_drained.append(callback)
 
     def close_parent_end(self) -> None:
         """Close our copy of the write end once the child holds its own, so EOF means the child is gone."""

@@ -149,16 +149,11 @@ class StdioSession(Session):
         peer.close(f"server {self.config.name!r} exited (code {code})")
         self.mark_lost(self._exit_description(code))  # with whatever last words are already read
         if self.stderr is not None:
-            # Its last stderr lines usually say why it died: said once the pipe is drained, even
-            # if that comes after this reader is cancelled by the session's close (a busy host).
-            self.stderr.when_drained(lambda: self._tell_last_words(code))
-            await self.stderr.wait_drained(1.0)
-
-    def _tell_last_words(self, code: int | None) -> None:
-        words = self._exit_description(code)
-        if words != self.exit_reason:
-            self.exit_reason = words
-            self.events.lost(self, words)  # the same loss, now with what the child last said
+            await self.stderr.wait_drained(1.0)  # its last stderr lines usually say why it died
+            words = self._exit_description(code)
+            if words != self.exit_reason:
+                self.exit_reason = words
+                self.events.lost(self, words)  # the same loss, now with what the child last said
 
     def _exit_description(self, code: int | None) -> str:
         words = self.stderr.last_words() if self.stderr is not None else ""
