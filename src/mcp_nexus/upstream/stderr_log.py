@@ -88,8 +88,11 @@ class StderrForwarder:
         self._bucket = _Bucket(limits.stderr_lines_per_second, limits.stderr_burst)
         # Of one line, at most this many bytes are held (a UTF-8 character is up to 4 bytes).
         self._keep = 4 * max(self.line_chars, TAIL_CHARS) + SECRET_MARGIN
+        # Both ends close-on-exec: the child gets the write end as its fd 2 (dup2 clears the
+        # flag on the copy), no other child gets it. uvloop's spawn does not close inheritable
+        # descriptors (close_fds), so an inheritable write end would be kept by every server
+        # started meanwhile, and this one's stderr would never reach end-of-file.
         read_fd, write_fd = os.pipe()
-        os.set_inheritable(write_fd, True)
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
         self.writer: TextIO = os.fdopen(write_fd, "w")
         self.lines_seen = 0
