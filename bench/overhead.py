@@ -21,8 +21,9 @@ in interleaved rounds (A B C D A B C D ...) so machine drift hits them alike:
     bare pipe relay            client -> bench/pipe_relay.py (copies bytes, parses nothing) -> upstream:
                                the floor of any out-of-process relay; the gap above it is Nexus's own
     nexus, default config      client -> `nexus serve --stdio` -> upstream; built-ins on, `protocol: auto`
-                               (the default: Nexus speaks 2026-07-28 to the upstream)
-    nexus, default, legacy up  the same with `protocol: legacy` (the upstream on the client's era)
+                               (the default: over stdio, the handshake era to an upstream that speaks it)
+    nexus, default, 2026 up    the same with `protocol: latest` (Nexus speaks 2026-07-28 to the upstream,
+                               the default before 2026-11-27: what the choice of era is worth)
     nexus, trimmed             `include_builtins: false`, `protocol: auto`
   stdio, 2026-07-28 client (baseline: direct, 2026-07-28)
     direct, relay, nexus default config, nexus trimmed: as above
@@ -66,7 +67,7 @@ TAG = {HANDSHAKE: "handshake", MODERN: "2026-07-28"}
 DIRECT = "direct"
 RELAY = "bare pipe relay (floor)"
 DEFAULT = "nexus, default config"
-DEFAULT_LEGACY_UP = "nexus, default config, upstream legacy"
+DEFAULT_LATEST_UP = "nexus, default config, upstream 2026 (latest)"
 TRIMMED = "nexus, trimmed (no built-ins)"
 LEAN = ", lean client"
 
@@ -91,8 +92,8 @@ class Configs:
 
     def __init__(self, tmp: Path) -> None:
         self.default = bench.write_gateway_config(tmp / "default.json", protocol="auto", builtins=True)
-        self.default_legacy = bench.write_gateway_config(
-            tmp / "default-legacy.json", protocol="legacy", builtins=True
+        self.default_latest = bench.write_gateway_config(
+            tmp / "default-latest.json", protocol="latest", builtins=True
         )
         self.trimmed = bench.write_gateway_config(tmp / "trimmed.json", protocol="auto", builtins=False)
 
@@ -105,9 +106,8 @@ async def stdio_group(
         name("stdio", mode, RELAY): [*bench.PIPE_RELAY, *bench.UPSTREAM],
         name("stdio", mode, DEFAULT): bench.nexus_stdio_command(configs.default),
         name("stdio", mode, TRIMMED): bench.nexus_stdio_command(configs.trimmed),
+        name("stdio", mode, DEFAULT_LATEST_UP): bench.nexus_stdio_command(configs.default_latest),
     }
-    if mode == HANDSHAKE:  # with a 2026-07-28 client, Nexus's `auto` upstream is already the same era
-        commands[name("stdio", mode, DEFAULT_LEGACY_UP)] = bench.nexus_stdio_command(configs.default_legacy)
     return await bench.stdio_rounds(commands, calls, rounds, errlog, mode)
 
 

@@ -48,6 +48,7 @@ from mcp_nexus.reload_report import ReloadReport, plan_report
 from mcp_nexus.replica_sync import ListChangeFanout
 from mcp_nexus.server_set import ServerSet, StartProgress
 from mcp_nexus.stores.shared import Stores
+from mcp_nexus.upstream.client_era import ClientEra
 from mcp_nexus.upstream.config_diff import diff_configs
 
 logger = logging.getLogger(__name__)
@@ -67,8 +68,11 @@ class Gateway:
         self.events = EventBus()
         self.events.subscribe(ServerStateChanged, self._on_server_state)
         self.events.subscribe(ServerListRead, self._on_server_list)
+        # The era of the one client a `--stdio` gateway serves (told by its stdio frontend), which
+        # its `protocol: auto` stdio servers follow (upstream/client_era.py).
+        self.client_era = ClientEra()
         # Which servers run, their supervisors, first starts, control and reload (server_set.py).
-        self.servers = ServerSet(config, self.events, self.relay)
+        self.servers = ServerSet(config, self.events, self.relay, self.client_era)
         self.upstreams = self.servers.upstreams
         self.supervisors = self.servers.supervisors
         self.config_source: ConfigSource | None = (

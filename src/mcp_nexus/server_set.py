@@ -18,6 +18,7 @@ from mcp_nexus.config.schema import NexusConfig, ServerConfig
 from mcp_nexus.events import EventBus
 from mcp_nexus.relay import CallerRelay
 from mcp_nexus.reload_report import ReloadReport
+from mcp_nexus.upstream.client_era import ClientEra
 from mcp_nexus.upstream.config_diff import ConfigDiff
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.supervisor import Supervisor
@@ -42,9 +43,12 @@ class UnknownServerError(KeyError):
 class ServerSet:
     """Upstreams and supervisors by name; first starts tracked; control and reload of servers."""
 
-    def __init__(self, config: NexusConfig, events: EventBus, relay: CallerRelay) -> None:
+    def __init__(
+        self, config: NexusConfig, events: EventBus, relay: CallerRelay, client_era: ClientEra | None = None
+    ) -> None:
         self.events = events
         self.relay = relay
+        self.client_era = client_era
         self.upstreams: dict[str, Upstream] = {
             name: self.new_upstream(server) for name, server in config.servers.items()
         }
@@ -56,7 +60,7 @@ class ServerSet:
         self._starts: set[asyncio.Task[None]] = set()
 
     def new_upstream(self, server: ServerConfig) -> Upstream:
-        return Upstream(server, events=self.events, relay=self.relay)
+        return Upstream(server, events=self.events, relay=self.relay, client_era=self.client_era)
 
     # -- first starts ----------------------------------------------------------------------
 

@@ -104,17 +104,17 @@ async def demo_session(transport: str, era: str, events: RecordingEvents) -> Asy
                 yield session
 
 
-ERA_VERSIONS = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+ERA_VERSIONS = {"latest": "2026-07-28", "handshake": "2025-11-25", "legacy": "2025-11-25"}
 
 
-@pytest.mark.parametrize("era", ["auto", "legacy"])
+@pytest.mark.parametrize("era", ["latest", "handshake", "legacy"])
 @pytest.mark.parametrize("transport", ["stdio", "http", "sse", "embedded"])
 async def test_every_transport_negotiates_lists_and_calls(transport: str, era: str) -> None:
     events = RecordingEvents()
     async with demo_session(transport, era, events) as session:
         assert session.transport == transport and session.open
         assert session.protocol_version == ERA_VERSIONS[era]
-        assert session.modern == (era == "auto")
+        assert session.modern == (era == "latest")
         assert session.server_info is not None and session.server_info.name == "demo-x"
         assert session.capabilities.tools is not None
 
@@ -154,7 +154,7 @@ async def test_every_transport_negotiates_lists_and_calls(transport: str, era: s
 
 async def test_a_closed_session_refuses_calls_and_closing_twice_is_harmless() -> None:
     entry = {"transport": "embedded", "module": "support.demo_server:create_server"}
-    session = EmbeddedSession(server_config("demo", entry), RecordingEvents(), era="auto")  # type: ignore[arg-type]
+    session = EmbeddedSession(server_config("demo", entry), RecordingEvents(), era="latest")
     async with opened(session):
         pass
     await session.close()
@@ -166,7 +166,7 @@ async def test_a_closed_session_refuses_calls_and_closing_twice_is_harmless() ->
     "era",
     [
         "legacy",
-        "auto",
+        "latest",
     ],
 )
 async def test_closing_an_embedded_session_ends_its_calls_in_flight(era: str) -> None:
@@ -194,7 +194,7 @@ async def test_closing_an_embedded_session_ends_its_calls_in_flight(era: str) ->
 
 
 def stdio_session(
-    name: str, *flags: str, era: str = "auto", events: RecordingEvents | None = None
+    name: str, *flags: str, era: str = "handshake", events: RecordingEvents | None = None
 ) -> StdioSession:
     return StdioSession(server_config(name, faulty(name, *flags)), events or RecordingEvents(), era=era)  # type: ignore[arg-type]
 
@@ -277,7 +277,7 @@ async def test_http_and_sse_fail_to_start_when_nothing_listens(session_type: typ
         "timeouts": {"connect": 2},
         **({"transport": "sse"} if session_type is SseSession else {}),
     }
-    session = session_type(server_config("gone", entry), RecordingEvents(), era="auto")  # type: ignore[arg-type]
+    session = session_type(server_config("gone", entry), RecordingEvents(), era="latest")
     with pytest.raises(BaseException) as caught:
         await asyncio.wait_for(session.start(), 15)
     assert "connect" in describe_error(caught.value).lower()
@@ -318,7 +318,7 @@ def test_embedded_module_errors_name_the_module_and_the_problem(
 
 async def test_embedded_start_fails_with_the_loading_error() -> None:
     config = server_config("e", {"transport": "embedded", "module": "support.demo_server:nothing_here"})
-    session = EmbeddedSession(config, RecordingEvents(), era="auto")  # type: ignore[arg-type]
+    session = EmbeddedSession(config, RecordingEvents(), era="latest")
     with pytest.raises(BaseException) as caught:
         await session.start()
     assert "has no attribute 'nothing_here'" in describe_error(caught.value)
@@ -336,7 +336,7 @@ async def test_stdio_auto_takes_2026_when_its_timed_out_probe_was_read_late(
         "args": ["-m", "support.demo_server", "late"],
         "env": {"PYTHONPATH": str(TESTS)},
     }
-    session = StdioSession(server_config("late", entry), RecordingEvents(), era="auto")  # type: ignore[arg-type]
+    session = StdioSession(server_config("late", entry), RecordingEvents(), era="latest")
     async with opened(session):
         assert session.protocol_version == "2026-07-28" and session.modern
         answer = await session.call_tool("echo", {"text": "hi"})

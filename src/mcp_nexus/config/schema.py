@@ -186,10 +186,11 @@ class ServerConfig(CallPolicy):
         description='"oauth" or OAuth settings: log in to an OAuth-protected server (docs/OAUTH.md)',
     )
     timeouts: Timeouts = Field(default_factory=Timeouts)
-    protocol: Literal["auto", "legacy"] = Field(
+    protocol: Literal["auto", "latest", "legacy"] = Field(
         default="auto",
-        description="'auto': 2026-07-28 when the server offers it, else the handshake era; 'legacy': always the "
-        "handshake era (cheaper per call on SDK 2.x servers, but input requests cannot travel back as results)",
+        description="'auto': 2026-07-28 when the server offers it, except that a stdio server of a gateway serving "
+        "one client over stdio (`nexus serve --stdio`) speaks that client's era; 'latest': 2026-07-28 whenever "
+        "offered; 'legacy': always the handshake era (docs/CONFIG.md)",
     )
     # lifecycle (docs/OPERATIONS.md); `autoReconnect` is accepted as the same switch for http/sse
     auto_restart: bool = Field(default=True, validation_alias=AliasChoices("auto_restart", "auto_reconnect"))

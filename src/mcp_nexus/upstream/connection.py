@@ -19,8 +19,9 @@ import mcp_types as types
 
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.background_tasks import BackgroundTasks
+from mcp_nexus.upstream.client_era import ClientEra
 from mcp_nexus.upstream.era_bridge import EraBridge
-from mcp_nexus.upstream.negotiate import Era
+from mcp_nexus.upstream.negotiate import Era, era_for, follows_client
 from mcp_nexus.upstream.offered_lists import OfferedLists
 from mcp_nexus.upstream.server_changes import ServerChanges
 from mcp_nexus.upstream.session import Session, describe_error
@@ -42,6 +43,7 @@ class Connection:
         changes: ServerChanges,
         background: BackgroundTasks,
         open_session: Callable[[Era], Session],
+        client_era: ClientEra | None = None,
     ) -> None:
         self._config = config  # read at each use: a reload replaces it
         self._status = status
@@ -49,6 +51,7 @@ class Connection:
         self._changes = changes
         self._background = background
         self._open_session = open_session
+        self._client_era = client_era  # the gateway's one stdio client's, for `protocol: auto` to follow
         self.session: Session | None = None  # the primary session, while one is adopted
         self.bridge = EraBridge(config=config, open_session=open_session)
         self.sessions_opened = 0  # successful connects since creation
@@ -112,7 +115,10 @@ class Connection:
     async def _connect(self, wait_for: float) -> None:
         config = self._config()
         try:
-            session = self._open_session(config.protocol)
+            client = None
+            if self._client_era is not None and follows_client(config.protocol, config.transport):
+                client = await self._client_era.era()
+            session = self._open_session(era_for(config.protocol, config.transport, client))
         except Exception as exc:  # a plugin's session class that cannot be imported or built
             self._status.fail(f"cannot open a {config.transport!r} session: {describe_error(exc)}")
             return

@@ -80,6 +80,7 @@ class EmbeddedSession(Session):
 
     async def _connect(self, stack: AsyncExitStack) -> ClientSession:
         # The SDK's Client owns in-process wiring (it alone may reach an MCPServer's inner Server).
-        client = Client(load_embedded(self.config), mode=self.era, cache=None, **self.callbacks())
+        mode = "auto" if self.era == "latest" else "legacy"  # the SDK's names for the two policies
+        client = Client(load_embedded(self.config), mode=mode, cache=None, **self.callbacks())
         await stack.enter_async_context(client)
         return client.session

@@ -1,13 +1,19 @@
 """Connect-time choice of the protocol era, with the SDK's public session API only.
 
-`auto`: probe `server/discover` at the newest 2026 version; anything short of positive
+`latest`: probe `server/discover` at the newest 2026 version; anything short of positive
 evidence of a 2026 server (an error, a result without a shared 2026 version, a result
 that does not parse) falls back to the `initialize` handshake. A -32022 naming a shared
-2026 version earns one more probe at that version. `legacy`: the handshake, always.
-The same policy as the SDK's own `Client(mode="auto")`, with one addition: a probe that timed
-out (a server slow to start, e.g. on a busy host) may still be read by the server after we gave
-up on it; such a server then serves 2026-07-28 on this connection and refuses the handshake
-with -32022, so we probe again and take that era instead of failing the connection.
+2026 version earns one more probe at that version. The same policy as the SDK's own
+`Client(mode="auto")`, with one addition: a probe that timed out (a server slow to start, e.g.
+on a busy host) may still be read by the server after we gave up on it; such a server then
+serves 2026-07-28 on this connection and refuses the handshake with -32022, so we probe again
+and take that era instead of failing the connection.
+`handshake`: `initialize` first; a server that refuses it with -32022 (2026-07-28 only) is
+probed at a version both speak. `legacy`: the handshake, always.
+
+Which one a server gets (`era_for`): its `protocol:` setting; `auto`, the default, is
+`latest`, except for a stdio server of a gateway that serves one client over stdio, which
+follows that client's era (client_era.py says why).
 """
 
 from __future__ import annotations
@@ -21,12 +27,30 @@ from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-Era = Literal["auto", "legacy"]
+Era = Literal["latest", "handshake", "legacy"]
+
+
+def follows_client(protocol: str, transport: str) -> bool:
+    """Whether a server's era follows the gateway's one stdio client, when there is one."""
+    return protocol == "auto" and transport == "stdio"
+
+
+def era_for(protocol: str, transport: str, client: Era | None = None) -> Era:
+    """The era a server's primary session negotiates, from its `protocol:` setting and the era of
+    the gateway's one stdio client (None: no such client, or not known in time)."""
+    if protocol == "legacy":
+        return "legacy"
+    if client is not None and follows_client(protocol, transport):
+        return client
+    return "latest"
 
 
 async def negotiate(session: ClientSession, era: Era) -> None:
     if era == "legacy":
         await session.initialize()
+        return
+    if era == "handshake":
+        await _handshake(session)
         return
     version = LATEST_MODERN_VERSION
     for attempt in range(2):

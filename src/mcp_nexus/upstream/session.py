@@ -93,7 +93,7 @@ class Session:
     def __init__(self, config: ServerConfig, events: SessionEvents, *, era: Era) -> None:
         self.config = config
         self.events = events
-        self.era = era  # "auto" or "legacy": what to negotiate
+        self.era = era  # what to negotiate (negotiate.py)
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._sdk: ClientSession | None = None
         self._stop = asyncio.Event()

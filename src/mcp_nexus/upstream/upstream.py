@@ -33,6 +33,7 @@ from mcp_nexus.events import (
     ServerStateChanged,
 )
 from mcp_nexus.upstream.background_tasks import BackgroundTasks
+from mcp_nexus.upstream.client_era import ClientEra
 from mcp_nexus.upstream.connection import Connection
 from mcp_nexus.upstream.downstream_relay import DownstreamRelay, NoRelay
 from mcp_nexus.upstream.era_bridge import CallerEra
@@ -89,6 +90,7 @@ class Upstream:
         *,
         events: EventBus | None = None,
         relay: DownstreamRelay | None = None,
+        client_era: ClientEra | None = None,
     ) -> None:
         self.config = config
         # Where this server's changes are told (events.py): the gateway's bus, or one of its own.
@@ -141,6 +143,7 @@ class Upstream:
             changes=self.changes,
             background=background,
             open_session=self._open_session,
+            client_era=client_era,
         )
         self._reports = SessionReports(
             self, relay=lambda: self.relay, changes=self.changes, lists=self.lists, lost=self.connection.lost

@@ -25,6 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp_nexus.errors import PermissionDeniedError, UnavailableError
 from mcp_nexus.events import ServerStateChanged
 from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.negotiate import era_for
 from mcp_nexus.upstream.oauth.per_user import UserLoginRequired, user_logins
 from mcp_nexus.upstream.oauth.token_exchange import ExchangedTokenAuth, ExchangedTokens, TokenExchangeFailed
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome
@@ -135,7 +136,9 @@ class UserSessions:
             lists=upstream.lists,
             lost=lambda session, reason: self._lost(identity, session, reason),
         )
-        session = session_type(config.transport)(config, reports, era=config.protocol)
+        session = session_type(config.transport)(
+            config, reports, era=era_for(config.protocol, config.transport)
+        )
         auth = self._exchanged_auth(identity) or user_logins(config).session_auth(
             config, identity, refused.append
         )

@@ -144,6 +144,7 @@ class StdioServer:
     def _decide_era(self, method: str, params: Mapping[str, Any] | None) -> str:
         if self._era is None:
             self._era = "modern" if method != "initialize" and _has_modern_envelope(params) else "legacy"
+            self.gateway.client_era.tell(modern=self._era == "modern")
             if self._era == "legacy":
                 assert self.peer is not None
                 self._connection = Connection.for_loop(self.peer)
