@@ -130,7 +130,7 @@ class Runtime:
             # The process is ours: last out, whatever stdio group is still alive (a safety net).
             self._stack.push_async_callback(child_process.terminate_all)
         self._stack.push_async_callback(gateway.stop)
-        if options.stdio and not options.wait_ready:
+        if options.stdio and not options.http and not options.wait_ready:
             # One client: its stdio servers speak its era (its first request, read as the servers
             # spawn, says which; upstream/client_era.py). Waiting for them first, nobody would tell.
             gateway.client_era.expect()
