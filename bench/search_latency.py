@@ -9,8 +9,7 @@ are not 51 repeated points. The queries are the 166 labelled requests (English a
 each is searched `--rounds` times (limit 10) after one warm-up pass, which also loads the model
 and the Chinese lexicon (their one-off load time is shown apart). "rebuild" is a second build over
 the same catalog, as after a catalog change: the tools' vectors then come from the encoder's cache
-(search_embedding.py), only BM25 is built again. "CPU/search" is the process's CPU time per
-search (mean): unlike the wall-clock percentiles, it hardly moves with the host's load.
+(search_embedding.py), only BM25 is built again.
 """
 
 from __future__ import annotations
@@ -83,8 +82,8 @@ def main() -> None:
     print(f"1-minute load average at the start: {load:.2f}\n")
     tagger = Tagger()
     queries = [(r["request"], tagger.tags_for("", r["request"])) for r in load_requests()]
-    print("| tools | ranking | index build | rebuild | search p50 | search p95 | search max | CPU/search |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| tools | ranking | index build | rebuild | search p50 | search p95 | search max |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for size in args.sizes:
         catalog = synthetic_catalog(size)
         for ranking in ("bm25", "hybrid"):
@@ -97,17 +96,15 @@ def main() -> None:
             for query, tags in queries:  # warm-up
                 search.search(query, limit=10, query_tags=tags)
             times: list[float] = []
-            cpu = time.process_time()
             for _ in range(args.rounds):
                 for query, tags in queries:
                     started = time.perf_counter()
                     search.search(query, limit=10, query_tags=tags)
                     times.append(time.perf_counter() - started)
-            cpu = (time.process_time() - cpu) / len(times)
             print(
                 f"| {size:,} | {ranking} | {build * 1000:.0f} ms | {rebuild * 1000:.0f} ms "
                 f"| {statistics.median(times) * 1000:.2f} ms "
-                f"| {percentile(times, 0.95) * 1000:.2f} ms | {max(times) * 1000:.2f} ms | {cpu * 1000:.2f} ms |"
+                f"| {percentile(times, 0.95) * 1000:.2f} ms | {max(times) * 1000:.2f} ms |"
             )
 
 

@@ -4,8 +4,7 @@ The set (84 English, 65 Chinese requests over the same 51 real tools) was writte
 ranker by someone who did not tune it (1833971), while the third round tuned on the 166 and the
 first sealed set, and scored once, for the third round's ranker: recall@3 0.74 English (62/84),
 0.72 Chinese (47/65), under the 0.9 target (docs/PERFORMANCE.md, "Tool search"). From now on it is
-a regression guard too: the fourth round (a multilingual sentence encoder) chose its settings on it,
-and reached 0.76 English (64/84), 0.82 Chinese (53/65); its unbiased figure comes from a later set.
+a regression guard too; a fourth round needs a new sealed set for an unbiased figure.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from search.real_tools import index_entries, load_requests, load_sealed2_requests, load_sealed_requests
 from search_recall import first_right, scores
 
-FLOOR = {"en": 63 / 84, "zh": 52 / 65}
-"""Recall@3 of the fourth round's ranker (64/84, 53/65), less one request."""
+FLOOR = {"en": 61 / 84, "zh": 46 / 65}
+"""Recall@3 measured once, for the third round's ranker (62/84, 47/65), less one request."""
 
 
 @pytest.fixture(scope="module")

