@@ -3,10 +3,9 @@
 Two rankers, because each misses what the other finds. BM25 over names, descriptions, input
 property names and tags finds exact words ("git_status", "timezone"); names and tags are
 repeated in a tool's document so a word in a name outweighs the same word in a long
-description. Sentence vectors (search_embedding.py, a multilingual sentence encoder) find meaning
-without shared words ("show recent commits" -> "Shows the commit logs", "give me a small picture" ->
-"a tiny MCP logo image", "切换到另一个分支" -> "Switches branches"). A Chinese query is glossed word
-by word into English (search_lexicon.py) for BM25; the encoder reads it as written, glosses added. English
+description. Sentence vectors (search_embedding.py) find meaning without shared words ("show
+recent commits" -> "Shows the commit logs", "give me a small picture" -> "a tiny MCP logo
+image"). A Chinese query is glossed word by word into English (search_lexicon.py) for both. English
 words match by their stems (search_tokens.py), and what a request says by how its words combine
 (phrasal verbs, statements relating names: search_phrases.py) joins it as plain words.
 The fused score is BM25 scaled to the best hit, plus the cosine similarity weighted
@@ -26,18 +25,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_nexus.catalog.index_entry import IndexEntry
 from mcp_nexus.catalog.search_bm25 import BM25Index
 from mcp_nexus.catalog.search_phrases import query_words
-from mcp_nexus.catalog.search_synonyms import RELATED
+from mcp_nexus.catalog.search_synonyms import RELATED, SURFACE
 from mcp_nexus.catalog.search_tokens import CJK_RUN, document_words, tokenize
 from mcp_nexus.catalog.tags import name_words
 
 NAME_WEIGHT = 3
 TAG_WEIGHT = 2
-SEMANTIC_WEIGHT = {"en": 0.5, "zh": 2.0}
+SEMANTIC_WEIGHT = {"en": 0.5, "zh": 1.0}
 """How much a cosine similarity of 1 counts against the best BM25 hit (scaled to 1), by the query's
-language (a query with Chinese words the lexicon knows is "zh"). Chosen on the three labelled sets of
-tests/search/fixtures (fourth round, docs/PERFORMANCE.md): recall@3 is flat for English from 0.3 to
-0.8 and for Chinese from 1.5 to 2.5; Chinese weighs more because its glosses are BM25's weaker evidence, while the
-encoder reads the Chinese itself."""
+language (a query with Chinese words the lexicon knows is "zh"). Chosen on the 166 requests of
+tests/search/fixtures/requests.json; Chinese is flat from 0.5 to 2.5 (recall@3 0.90-0.92), English
+best at 0.5 (docs/PERFORMANCE.md)."""
 EXPANSION_WEIGHT = 1.0
 """A related word (search_synonyms.py) stands in for the query's word at this fraction of its BM25."""
 MIN_SIMILARITY = 0.35
@@ -46,7 +44,7 @@ MIN_SIMILARITY = 0.35
 Ranking = Literal["hybrid", "bm25"]
 
 if TYPE_CHECKING:
-    from mcp_nexus.catalog.search_embedding import SentenceEncoder
+    from mcp_nexus.catalog.search_embedding import StaticEmbedding
     from mcp_nexus.catalog.search_lexicon import ChineseGlosser
 
 logger = logging.getLogger(__name__)
@@ -87,7 +85,7 @@ class IndexSearch:
         self.entries = list(entries)
         self.ranking: Ranking = ranking
         self._bm25: BM25Index | None = None
-        self._embedding: SentenceEncoder | None = None
+        self._embedding: StaticEmbedding | None = None
         self._vectors: Any = None  # (tools, dimensions), unit rows
         self._by_name: dict[str, list[int]] = {}
         self._tag_masks: dict[str, Any] = {}
@@ -99,7 +97,7 @@ class IndexSearch:
             if ranking == "hybrid":
                 self._embedding = _embedding_or_none()
             if self._embedding is not None:
-                self._vectors = self._embedding.embed_documents([semantic_text(e) for e in self.entries])
+                self._vectors = self._embedding.embed([semantic_text(e) for e in self.entries])
             else:
                 self.ranking = "bm25"
 
@@ -138,16 +136,14 @@ class IndexSearch:
             tokens = [t for t in tokens if t not in gone]
         terms = [[[token]] for token in [*tokens, *tokenize(" ".join([*query_tags, *cues]))]]
         terms += [[t for sense in senses if (t := tokenize(sense, exact=True))] for _, senses in glossed]
-        scores, _ = self._lexical(terms)
+        scores, related = self._lexical(terms)
         if self._vectors is not None:
-            # The encoder reads the query as written (Chinese included: it knows both languages),
-            # then each Chinese word's first (most common) English sense and what the phrases mean.
-            # Every sense of a word would drift from what was meant. The thesaurus' related words
-            # are left to BM25: they lifted no recall on the sealed sets and cost the encoder time
-            # (it pays per token: 20 tokens a query at the median with them, 14 without).
+            # The vector gets each Chinese word's first (most common) sense only: the mean of every
+            # sense drifts away from what was meant, while BM25 above takes the best-matching one.
             gloss = " ".join(senses[0] for _, senses in glossed)
             weight = SEMANTIC_WEIGHT["zh" if glossed else "en"]
-            text = f"{query} {gloss} {' '.join(cues)}"
+            related_words = " ".join(SURFACE.get(token, token) for token in related)
+            text = f"{CJK_RUN.sub(' ', query)} {gloss} {' '.join(cues)} {related_words}"
             scores = self._fuse(scores, text, weight)
         if allowed is not None:
             scores[~allowed] = 0.0
@@ -235,7 +231,7 @@ class IndexSearch:
         return mask
 
 
-def _embedding_or_none() -> SentenceEncoder | None:
+def _embedding_or_none() -> StaticEmbedding | None:
     try:
         from mcp_nexus.catalog.search_embedding import shared_embedding
 

