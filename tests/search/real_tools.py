@@ -24,6 +24,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "real_tools.json"
 REQUESTS = Path(__file__).resolve().parent / "fixtures" / "requests.json"
 SEALED = Path(__file__).resolve().parent / "fixtures" / "sealed_requests.json"
 SEALED2 = Path(__file__).resolve().parent / "fixtures" / "sealed2_requests.json"
+SEALED3 = Path(__file__).resolve().parent / "fixtures" / "sealed3_requests.json"
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
@@ -140,6 +141,13 @@ def load_sealed2_requests() -> list[dict[str, Any]]:
     not tune it, after the third round, and scored once, for that round's ranker: part "sealed2"."""
     requests: list[dict[str, Any]] = json.loads(SEALED2.read_text(encoding="utf-8"))
     return [{**request, "part": "sealed2"} for request in requests]
+
+
+def load_sealed3_requests() -> list[dict[str, Any]]:
+    """The third sealed set (94 English, 77 Chinese), written blind to the ranker while a fourth
+    round chose a sentence model on the other three sets, and scored once: part "sealed3"."""
+    requests: list[dict[str, Any]] = json.loads(SEALED3.read_text(encoding="utf-8"))
+    return [{**request, "part": "sealed3"} for request in requests]
 
 
 if __name__ == "__main__":
