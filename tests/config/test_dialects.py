@@ -7,12 +7,14 @@ The walk (every section x every dialect) checks that the section's value reaches
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcp_nexus.config.envfile import MAX_BYTES
 from mcp_nexus.config.errors import ConfigError, ConfigProblem
 from mcp_nexus.config.formats import NEXUS_SECTIONS
 from mcp_nexus.config.interpolate import input_env_name
@@ -375,6 +377,31 @@ def test_a_bad_env_file_line_is_named_without_its_content(tmp_path: Path) -> Non
         load_config(path, {}, include_builtins=False)
     assert "bad.env' line 2: expected KEY=VALUE" in str(caught.value)
     assert "secret-line" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda folder: os.mkfifo(folder / "pipe.env"), "pipe.env' is not a regular file"),
+        (
+            lambda folder: (folder / "big.env").write_bytes(b"A=" + b"x" * MAX_BYTES),
+            "is larger than 1048576 bytes",
+        ),
+        (lambda folder: (folder / "latin.env").write_bytes(b"A=caf\xe9\n"), "is not UTF-8 (byte 5)"),
+    ],
+    ids=["fifo", "too-large", "not-utf8"],
+)
+def test_an_env_file_that_is_no_dotenv_file_is_refused_at_once(
+    tmp_path: Path, make: Callable[[Path], Any], expected: str
+) -> None:
+    make(tmp_path)
+    name = next(p.name for p in tmp_path.iterdir())
+    doc = {"servers": {"s": {"type": "stdio", "command": "x", "envFile": name}}}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError) as caught:  # a FIFO with no writer would block a plain read forever
+        load_config(path, {}, include_builtins=False)
+    assert "servers.s.envFile" in str(caught.value) and expected in str(caught.value), str(caught.value)
 
 
 # -- Claude Code and Cursor ------------------------------------------------------------------------
