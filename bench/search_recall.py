@@ -126,6 +126,14 @@ def scores(ranks: Sequence[int | None]) -> dict[str, float]:
     }
 
 
+def recall_at_3(search: IndexSearch, requests: list[dict[str, Any]]) -> tuple[float, list[str]]:
+    """Recall@3 of the shipped ranking on these requests, and the requests it missed at 3."""
+    tagger = Tagger()
+    ranks = [first_right(search, tagger, r) for r in requests]
+    missed = [r["request"] for r, rank in zip(requests, ranks, strict=True) if rank is None or rank > 3]
+    return scores(ranks)["recall@3"], missed
+
+
 def evaluate(ranking: str, requests: list[dict[str, Any]]) -> dict[str, list[int | None]]:
     """Ranks per language for one ranking."""
     build, glossed, expanded, phrases = RANKINGS[ranking]
