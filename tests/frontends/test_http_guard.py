@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_nexus.frontends.http.security import GuardSettings, HttpGuard
+from mcp_nexus.frontends.http.security import HOST_VERDICTS_KEPT, GuardSettings, HttpGuard
 
 
 class Recorder:
@@ -126,6 +126,24 @@ async def test_off_loopback_any_wellformed_host_is_accepted_but_the_token_is_req
     assert (await call(g, [("Host", "gateway.lan"), ("Authorization", "Bearer s3cret2")]))[0] == 401
     assert (await call(g, [("Host", "gateway.lan"), auth, auth]))[0] == 401  # one Authorization only
     assert (await call(g, [("Host", "gateway.lan"), ("Authorization", "bearer s3cret")]))[0] == 200
+
+
+async def test_a_host_verdict_is_remembered_and_the_memory_is_bounded() -> None:
+    """Each Host is judged once (a client repeats it on every request); the verdict, refusal or
+    not, is the same the second time, and a client inventing names cannot grow the memory."""
+    g, app = guard(allowed_hosts=["nexus.lan"])
+    for _ in range(2):
+        assert (await call(g, [("Host", "nexus.lan")]))[0] == 200
+        status, body = await call(g, [("Host", "evil.com")])
+        assert status == 421 and "not a name of this gateway" in body["error"]
+        status, body = await call(g, [("Host", "[::1]evil.com")])
+        assert status == 400 and "invalid Host header" in body["error"]
+    assert len(app.bodies) == 2
+    for n in range(HOST_VERDICTS_KEPT * 3):
+        assert (await call(g, [("Host", f"h{n}.evil.com")]))[0] == 421
+        assert len(g._host_verdicts) <= HOST_VERDICTS_KEPT
+    assert (await call(g, [("Host", "evil.com")]))[0] == 421  # judged anew after the memory was cleared
+    assert (await call(g, [("Host", "127.0.0.1:9")]))[0] == 200
 
 
 async def test_off_loopback_with_allowed_hosts_pins_the_names() -> None:

@@ -89,6 +89,8 @@ async def test_each_users_token_is_exchanged_and_their_own_never_sent(tmp_path: 
                 assert text in json.dumps(answer["result"])
         # the upstream took each call as its user (the exchanged token names them), and refuses
         # the callers' own tokens: their audience is this gateway, not the upstream
+        # the upstream gateway writes its audit log in batches (audit/writer.py): wait for the third
+        await eventually(lambda: len(_callers(audit)) >= 3, timeout=10, what="the upstream's audit records")
         assert _callers(audit) == ["user:alice", "user:bob", "user:alice"]
         own = httpx2.post(
             upstream_url, headers={"Authorization": f"Bearer {alice.token}"}, json={}, timeout=10

@@ -29,12 +29,13 @@ from mcp_nexus.pipeline.call_finished import CallFinished
 
 logger = logging.getLogger(__name__)
 
-BATCH_WINDOW_S = 0.05
+BATCH_WINDOW_S = 0.25
 """How long the writer lets records gather after the first of a batch. Without it a client calling
 one tool after another made one batch per call: a worker-thread hop, a file append and a HEAD
 rewrite each (~100 Python calls and two opens per tools/call, measured with
-bench/profile_gateway.py); with it a busy gateway writes a batch per window, and a record still
-reaches the file within 50 ms (at stop at once)."""
+bench/profile_gateway.py). At 50 ms a client calling back to back over HTTP still cost the
+gateway ~90-135 µs of CPU per call more than at 250 ms (a batch of ~10 records instead of ~50;
+docs/PERFORMANCE.md); a record reaches the file within 250 ms (at stop at once)."""
 
 
 def _epoch(iso: Any) -> float:

@@ -31,6 +31,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_nexus.frontends.mcp.modern_call import ModernToolCall
+from mcp_nexus.frontends.mcp.param_header_schemas import ParamHeaderSchemas
 from mcp_nexus.jsonrpc import ParseError, decode_checked, encode, lone_surrogate
 from mcp_nexus.jsonrpc.message import Invalid, Request, classify
 from mcp_nexus.profiles.endpoint import PROFILE_SCOPE_KEY
@@ -55,6 +56,7 @@ class McpMessageCheck:
         self.path = path.rstrip("/") or "/"
         self.lean_call = lean_call
         self.modern_call = modern_call
+        self._param_headers = ParamHeaderSchemas()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.path:
@@ -133,8 +135,11 @@ class McpMessageCheck:
         assert modern is not None
         if not modern.accepts(message.params):
             return None
+        # Only Accept and the MCP headers take part in the checks below (the SDK's read those alone).
         raw = [
-            (key.decode("latin-1").lower(), item.decode("latin-1")) for key, item in scope.get("headers", ())
+            (key.decode("latin-1").lower(), item.decode("latin-1"))
+            for key, item in scope.get("headers", ())
+            if key[:4].lower() == b"mcp-" or key.lower() == b"accept"
         ]
         headers: dict[str, str] = {}
         for key, item in raw:  # the first of a repeated header, as starlette's Headers reads it
@@ -152,7 +157,11 @@ class McpMessageCheck:
         arguments = params.get("arguments") or {}
         if arguments or any(key.startswith("mcp-param-") for key in headers):
             schema = modern.frontend.tool_input_schema(params["name"])
-            if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
+            if (
+                schema is not None
+                and self._param_headers.declares(schema)
+                and validate_mcp_param_headers(schema, arguments, headers) is not None
+            ):
                 return None
         try:
             result = await modern.call(
