@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from mcp_nexus import inherited_fds
+
 T = TypeVar("T")
 
 
@@ -27,5 +29,6 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(main)` on the chosen loop."""
+    inherited_fds.seal()  # before anything is spawned: uvloop's spawn passes on what is inheritable
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(main)

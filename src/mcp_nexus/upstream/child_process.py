@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_nexus import inherited_fds
 from mcp_nexus.jsonrpc.lines import LineSplitter, LineSubprocessProtocol
 from mcp_nexus.upstream import orphan_watchdog
 from mcp_nexus.upstream.orphan_watchdog import end_groups, group_alive, signal_group
@@ -126,6 +127,9 @@ async def spawn(
     if not argv:
         raise ValueError("a stdio server needs a command")
     grace = grace or StopGrace()
+    # uvloop's spawn keeps every inheritable descriptor open in the child: what the gateway
+    # inherited without close-on-exec must not reach the server (inherited_fds.py).
+    inherited_fds.seal()
     method = _choose(parent_death)
     _check_executable(argv[0], env, cwd)  # behind `sh -c`, a missing command would be exit 127
     preexec = _preexec_parent_death(os.getpid()) if method == "preexec" else None
