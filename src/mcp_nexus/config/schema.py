@@ -145,6 +145,15 @@ class UpstreamLimits(_Strict):
     stderr_burst: int = Field(
         default=100, ge=1, description="stderr lines logged at once before the rate applies"
     )
+    notifications_per_second: float = Field(
+        default=1000.0,
+        gt=0,
+        description="stdio: messages a server sends unasked (notifications, its own requests, non-JSON "
+        "lines) read per second on average; beyond it its stdout is read no faster (answers wait behind)",
+    )
+    notification_burst: int = Field(
+        default=2000, ge=1, description="stdio: unasked messages read at once before the rate applies"
+    )
 
 
 class ServerConfig(CallPolicy):

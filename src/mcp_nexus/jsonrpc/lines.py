@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import cast
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ class LineSplitter:
     resolves when the stream has ended and every line was handed on.
     """
 
-    __slots__ = ("_buffer", "_limit", "_on_line", "_on_overrun", "_skipping", "ended")
+    __slots__ = ("_buffer", "_limit", "_on_line", "_on_overrun", "_skipping", "ended", "source")
 
     def __init__(
         self,
@@ -39,6 +40,18 @@ class LineSplitter:
         self._buffer = bytearray()  # a line begun but not ended (appended in place: no O(n²) copies)
         self._skipping = False  # inside a line that overran the limit
         self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # The transport read from, once connected: a line handler may hold its reading back.
+        self.source: asyncio.ReadTransport | None = None
+
+    def pause_reading(self) -> None:
+        """Read nothing more for now (what is being split goes on): the writer blocks on its pipe.
+        (A closing transport ignores both; `ended` is no guide: a cancelled waiter cancels it.)"""
+        if self.source is not None:
+            self.source.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.source is not None:
+            self.source.resume_reading()
 
     def feed(self, data: bytes) -> None:
         start = 0
@@ -89,6 +102,9 @@ class LineReader(asyncio.Protocol):
     def __init__(self, splitter: LineSplitter) -> None:
         self.splitter = splitter
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.splitter.source = cast(asyncio.ReadTransport, transport)  # a read pipe's transport
+
     def data_received(self, data: bytes) -> None:
         self.splitter.feed(data)
 
@@ -109,6 +125,12 @@ class LineSubprocessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
     def __init__(self, splitter: LineSplitter, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
         self.splitter = splitter
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # uvloop's transports are not registered with asyncio's ABCs (isinstance says no).
+        stdout = cast(asyncio.SubprocessTransport, transport).get_pipe_transport(1)
+        self.splitter.source = cast(asyncio.ReadTransport | None, stdout)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd == 1:

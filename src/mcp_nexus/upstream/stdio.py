@@ -26,8 +26,11 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
+from mcp_nexus.jsonrpc.message import Response
+from mcp_nexus.jsonrpc.peer import coerce_id
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
+from mcp_nexus.upstream.notification_budget import NotificationBudget
 from mcp_nexus.upstream.session import Session, ToolOutcome, _version
 from mcp_nexus.upstream.stderr_log import StderrForwarder
 from mcp_nexus.upstream.tool_result import read_tool_outcome
@@ -75,6 +78,7 @@ class StdioSession(Session):
         self.process: asyncio.subprocess.Process | None = None
         self.stderr: StderrForwarder | None = None
         self.peer: JsonRpcPeer | None = None
+        self.notifications: NotificationBudget | None = None
         self._client_info = {"name": "mcp-nexus", "version": _version()}
 
     @property
@@ -95,8 +99,13 @@ class StdioSession(Session):
             process.stdin.write(frame + b"\n")
 
         # The peer comes first: stdout is read into it from the first byte the child writes.
-        self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
-        lines = LineSplitter(lambda line: self._stdout_line(peer, line), self._stdout_overrun)
+        self.peer = peer = AnswerCountingPeer(write, PeerOptions(name=config.name, answer_invalid=False))
+        lines = LineSplitter(lambda line: self._stdout_line(peer, budget, line), self._stdout_overrun)
+        limits = config.limits
+        self.notifications = budget = NotificationBudget(
+            config.name, limits.notifications_per_second, limits.notification_burst, lines
+        )
+        stack.callback(budget.close)
         try:
             process = await child_process.spawn(
                 [config.command, *config.args],
@@ -115,15 +124,20 @@ class StdioSession(Session):
         stack.push_async_callback(_end_reader, reader, process)
         return peer
 
-    def _stdout_line(self, peer: JsonRpcPeer, line: bytes) -> None:
+    def _stdout_line(self, peer: AnswerCountingPeer, budget: NotificationBudget, line: bytes) -> None:
         first = line[:1] if line[:1] not in b" \t\r" else line.lstrip()[:1]  # no copy of a large line
         if first not in (b"{", b"["):
             # A server printing noise on stdout: say so, keep reading.
+            budget.spend()
             logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
             return
         if len(line) < 256 and b"list_changed" in line and self._redundant(line):
+            budget.spend()
             return
+        answered = peer.answered
         peer.receive(line)
+        if peer.answered == answered:  # not the answer to one of our requests: unasked
+            budget.spend()
 
     def _redundant(self, line: bytes) -> bool:
         """A list_changed whose refresh is already waiting to start: dropped before the typed layer
@@ -163,6 +177,9 @@ class StdioSession(Session):
         process = self.process
         if process is None:
             return
+        if self.notifications is not None:
+            # Read freely again: held back by its budget, it could not write out and exit on stdin's end.
+            self.notifications.release()
         # A server that never got through its handshake has nothing to save: no stdin grace.
         grace = None if self._ready.is_set() else StopGrace(stdin=0.05, term=1.0)
         try:
@@ -203,6 +220,19 @@ class StdioSession(Session):
             options["on_progress"] = progress
         raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
         return read_tool_outcome(raw)
+
+
+class AnswerCountingPeer(JsonRpcPeer):
+    """Our peer on a server's stdout, counting the answers to our own requests: whatever else the
+    server writes is unasked and spends its notification budget (notification_budget.py)."""
+
+    answered = 0
+
+    def _resolve(self, response: Response) -> None:
+        future = self._pending.get(coerce_id(response.id))
+        if future is not None and not future.done():
+            self.answered += 1
+        super()._resolve(response)
 
 
 LAST_WORDS_WAIT_S = 0.5

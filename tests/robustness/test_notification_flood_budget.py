@@ -1,0 +1,112 @@
+"""A stdio upstream flooding notifications costs the gateway a bounded share of a core.
+
+Before: the gateway parsed every notification as it came, about one core for as long as the
+server kept writing (list_changed, log records, progress for nobody). Now each stdio server has
+a notification budget (limits.notifications_per_second / notification_burst, default 1,000 a
+second, 2,000 at once); beyond it the gateway stops reading that server's stdout for a while
+(src/mcp_nexus/upstream/notification_budget.py). Measured from outside (psutil) on a real
+`nexus serve` with a real flooding process (notification_flood_server.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_nexus.jsonrpc import PeerOptions
+from mcp_nexus.upstream.notification_budget import NotificationBudget
+from mcp_nexus.upstream.stdio import AnswerCountingPeer
+from robustness.notification_flood import notification_flood
+
+WARNING = "over its budget"
+
+
+@pytest.mark.parametrize("method", ["notifications/tools/list_changed", "notifications/message"])
+def test_a_notification_flood_costs_under_40_percent_of_a_core_and_other_calls_stay_fast(
+    tmp_path: Path, method: str
+) -> None:
+    report = notification_flood(tmp_path, method, seconds=3.0)
+    detail = report.summary()
+    assert report.sent > 4_000, detail  # the flood happened (and went on past the burst)
+    # Before: 100% of a core (5.1 s CPU in 5.1 s); now about 5-8%.
+    assert report.cpu_share < 0.40, detail
+    assert len(report.quiet_latencies) >= 10 and report.slowest_quiet < 1.0, detail
+    # The flooding server's own answer waits behind its flood (what its socket holds, ~3 s at
+    # 1,000 a second) but arrives.
+    assert report.flood_call < 15.0, detail
+    warnings = [line for line in report.log.splitlines() if WARNING in line]
+    assert len(warnings) == 1 and "server flood sent" in warnings[0], warnings  # once per flood
+    assert "Traceback" not in report.log, report.log[-3000:]
+
+
+class RecordingSource:
+    """A reading that records when it was paused and resumed (the budget's whole interface)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, float]] = []
+
+    def pause_reading(self) -> None:
+        self.events.append(("pause", time.monotonic()))
+
+    def resume_reading(self) -> None:
+        self.events.append(("resume", time.monotonic()))
+
+
+async def test_the_budget_pauses_past_the_burst_and_resumes_once_the_debt_is_repaid(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]  # the bucket's clock, moved by hand; the pauses themselves are real loop timers
+    source = RecordingSource()
+    budget = NotificationBudget("noisy", rate=100, burst=10, source=source, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="mcp_nexus.upstream.notification_budget"):
+        for _ in range(10):
+            budget.spend()
+        assert source.events == [] and not budget.paused  # the burst passes
+        for _ in range(11):  # one over the burst, then the rest of the chunk being read
+            budget.spend()
+        assert [event for event, _ in source.events] == ["pause"] and budget.paused
+        paused_at = source.events[0][1]
+        await asyncio.sleep(0.02)  # the resume is planned: a debt of 11 at 100 a second, 0.11 s
+        assert budget.paused
+        now[0] = 0.11
+        await asyncio.sleep(0.3)
+        assert [event for event, _ in source.events] == ["pause", "resume"]
+        assert 0.1 <= source.events[1][1] - paused_at <= 0.3
+        now[0] = 0.17  # 6 refilled: 5 more pass, the flood goes on (the bucket is not full)
+        for _ in range(5):
+            budget.spend()
+        assert len(source.events) == 2 and not budget.paused
+        now[0] = 1.0  # quiet since: full again; the end is noticed without another message
+        await asyncio.sleep(0.3)
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("over its budget" in m for m in messages) == 1, messages
+    assert messages[0].startswith("server noisy sent 11 notifications in 0.0 s"), messages
+    ended = [m for m in messages if "flood is over" in m]
+    assert len(ended) == 1, messages
+    assert "26 notifications in 0.2 s, 15 of them read late (its output not read for 0.1 s" in ended[0]
+    assert budget.episodes == 1 and budget.delayed == 15 and budget.paused_seconds == pytest.approx(0.11)
+    budget.close()
+
+
+def test_a_budget_below_one_message_is_refused() -> None:
+    with pytest.raises(ValueError, match="notifications_per_second must be above 0"):
+        NotificationBudget("s", rate=0, burst=1, source=RecordingSource())
+
+
+async def test_only_answers_to_our_own_requests_are_not_unasked() -> None:
+    written: list[bytes] = []
+    peer = AnswerCountingPeer(written.append, PeerOptions(name="s", answer_invalid=False))
+    call = asyncio.ensure_future(peer.send_raw_request("ping", None))
+    await asyncio.sleep(0)
+    assert written, "the request went out"
+    peer.receive(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}')
+    peer.receive(b'{"jsonrpc":"2.0","id":999,"result":{}}')  # an answer to nothing we asked
+    assert peer.answered == 0
+    peer.receive(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert peer.answered == 1 and await call == {}
+    peer.receive(b'{"jsonrpc":"2.0","id":1,"result":{}}')  # the same answer again: unasked now
+    assert peer.answered == 1
