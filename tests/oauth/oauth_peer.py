@@ -11,7 +11,9 @@ expires now), POST `/test/revoke` (every token, access and refresh, is revoked),
 attempts, refused ones included), GET
 `/test/issued` (every token issued, for tests that look for them where they must not be), GET
 `/test/presented` (every bearer token shown to `/mcp`), POST `/test/subject` (`{"subject": s}`:
-who the next authorizations are for; "operator" at start). The tool `whoami` answers the
+who the next authorizations are for; "operator" at start), POST `/test/forget-clients` (every
+registered client is forgotten, as by an authorization server that lost its state: the token
+endpoint then answers `invalid_client`, `/authorize` "Client ID not found"). The tool `whoami` answers the
 subject of the token its call came with.
 """
 
@@ -208,6 +210,12 @@ def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
         provider.access.clear()
         provider.refresh.clear()
         return JSONResponse({"revoked": count})
+
+    @server.custom_route("/test/forget-clients", methods=["POST"])
+    async def forget_clients(request: Request) -> JSONResponse:
+        count = len(provider.clients)
+        provider.clients.clear()
+        return JSONResponse({"forgotten": count})
 
     @server.custom_route("/test/issued", methods=["GET"])
     async def issued(request: Request) -> JSONResponse:

@@ -132,4 +132,5 @@ def test_expired_token_without_refresh_token_needs_a_new_login(tmp_path: Path) -
         _login(gateway)
         _assert_time_answer(gateway)
         assert pair.as_log().count('"POST /register HTTP') == registrations
-        assert pair.token_requests() == 2
+        # Two code exchanges, and the second login's check that its stored client is still known.
+        assert pair.token_requests() == 3

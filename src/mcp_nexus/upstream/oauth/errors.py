@@ -18,3 +18,11 @@ class AuthorizationRequired(Exception):
 
 class LoginFailed(Exception):
     """A login did not complete (the authorization server refused, the user denied, it timed out)."""
+
+
+class ClientForgotten(AuthorizationRequired):
+    """A login found its stored client unknown to the authorization server (provider.py): it
+    drops the registration and registers anew, instead of sending a browser to "client not found"."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(server, "the authorization server no longer knows the registered client")

@@ -165,8 +165,10 @@ class OAuthManager:
         redirect_handler: Callable[[str], Awaitable[None]],
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
         storage: VaultTokenStorage | None = None,
+        needs_login: Callable[[str], Awaitable[None]] | None = None,
     ) -> httpx2.Auth:
-        """`storage`: whose login (a user's, per_user.py); None: the server's own."""
+        """`storage`: whose login (a user's, per_user.py); None: the server's own. `needs_login`:
+        a session's (it never registers a client, provider.py); None: a login's."""
         assert config.auth is not None and config.url is not None
         settings = config.auth
         storage = storage if storage is not None else self.storage(config)
@@ -187,6 +189,7 @@ class OAuthManager:
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
             client_metadata_url=settings.client_metadata_url,
+            needs_login=needs_login,
         )
 
     def owns(self, config: ServerConfig) -> bool:
@@ -197,18 +200,20 @@ class OAuthManager:
 
         `refused` hears the reason (naming the login command) before the connect fails for it."""
 
-        async def refuse(authorization_url: str) -> None:
-            why = await self._why(config, authorization_url)
+        async def stop(why: str) -> None:
             login_needed(config, why)
             error = AuthorizationRequired(config.name, why)
             if refused is not None:
                 refused(str(error))
             raise error
 
+        async def refuse(authorization_url: str) -> None:
+            await stop(await self._why(config, authorization_url))
+
         async def no_callback() -> AuthorizationCodeResult:  # never reached: refuse() raised
             raise AuthorizationRequired(config.name, "no login in progress")
 
-        return self._provider(config, refuse, no_callback)
+        return self._provider(config, refuse, no_callback, needs_login=stop)
 
     async def _why(self, config: ServerConfig, authorization_url: str) -> str:
         storage = self.storage(config)

@@ -86,14 +86,19 @@ class UserLogins:
         A missing or refused login raises (the connect fails; `refused` hears why) and, unlike the
         server's own, leaves the server's state alone: only this user needs a login."""
 
-        async def refuse(authorization_url: str) -> None:
-            refused("no usable login")
+        async def stop(why: str) -> None:
+            refused(why)
             raise UserLoginRequired(config.name, f"{identity} has no usable login")
+
+        async def refuse(authorization_url: str) -> None:
+            await stop("no usable login")
 
         async def no_callback() -> AuthorizationCodeResult:  # never reached: refuse() raised
             raise UserLoginRequired(config.name, "no login in progress")
 
-        return self.manager._provider(config, refuse, no_callback, storage=self.storage(config, identity))
+        return self.manager._provider(
+            config, refuse, no_callback, storage=self.storage(config, identity), needs_login=stop
+        )
 
     async def logged_in(self, config: ServerConfig, identity: str) -> bool:
         return bool((await self.storage(config, identity).summary())["logged_in"])

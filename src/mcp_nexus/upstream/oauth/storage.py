@@ -2,9 +2,10 @@
 
 The record is bound to the server URL it was made for: a login made for another URL is not
 reused. A registration whose redirect URIs lack this gateway's callback (the gateway moved to
-another port) still refreshes tokens; only a new login registers again (`forget_registration`). The access token's expiry is
-kept as a time, not as the `expires_in` the token came with, so a restarted gateway still
-knows when to refresh.
+another port) still refreshes tokens; only a new login registers again (`forget_registration`).
+A registration the authorization server refuses (`invalid_client`) is dropped with its tokens
+(`forget_client`). The access token's expiry is kept as a time, not as the `expires_in` the
+token came with, so a restarted gateway still knows when to refresh.
 """
 
 from __future__ import annotations
@@ -136,6 +137,14 @@ class VaultTokenStorage:
         """Register again at the next login (the stored one names another callback)."""
         record = await self._load()
         record.pop("client_info", None)
+        await self._save()
+
+    async def forget_client(self) -> None:
+        """The authorization server no longer knows the registered client (`invalid_client`):
+        drop the registration and the tokens issued to it, so that the next login registers anew."""
+        record = await self._load()
+        for key in ("client_info", "tokens", "expires_at"):
+            record.pop(key, None)
         await self._save()
 
     async def clear_tokens(self) -> None:
