@@ -79,12 +79,12 @@ def _call_once(base: str, tool: str) -> float:
 def notification_flood(
     folder: Path, method: str = "notifications/tools/list_changed", seconds: float = 5.0, **limits: Any
 ) -> FloodReport:
-    """`flood` writes `method` without end from 1 s after its handshake. Once it does, for `seconds`:
+    """`flood` writes `method` without end from 0.5 s after its handshake. Once it does, for `seconds`:
     `quiet` is called every 0.1 s and, at the start, `flood` itself once (its answer waits behind its
     flood). `limits` go to the flooding server's entry."""
     counts = folder / "sent.txt"
     servers = {
-        "flood": flood_server(method, 1.0, counts, **({"limits": limits} if limits else {})),
+        "flood": flood_server(method, 0.5, counts, **({"limits": limits} if limits else {})),
         "quiet": hostile_server(rate_limit=None),  # called every 0.1 s: no per-tool rate limit
     }
     with serve(folder, servers) as gateway:
@@ -94,7 +94,7 @@ def notification_flood(
         while _sent(counts) == 0:  # the flood has begun
             assert time.monotonic() < deadline, "the flood never started"
             time.sleep(0.05)
-        time.sleep(0.5)  # past any start-up work the first notifications cause
+        time.sleep(0.3)  # past any start-up work the first notifications cause
         process = psutil.Process(gateway.pid)
         latencies: list[float] = []
         with httpx2.Client(timeout=30) as client, ThreadPoolExecutor(1) as pool:

@@ -29,9 +29,9 @@ WARNING = "over its budget"
 def test_a_notification_flood_costs_under_40_percent_of_a_core_and_other_calls_stay_fast(
     tmp_path: Path, method: str
 ) -> None:
-    report = notification_flood(tmp_path, method, seconds=3.0)
+    report = notification_flood(tmp_path, method, seconds=2.5)
     detail = report.summary()
-    assert report.sent > 4_000, detail  # the flood happened (and went on past the burst)
+    assert report.sent > 3_000, detail  # the flood happened (and went on past the burst)
     # Before: 100% of a core (5.1 s CPU in 5.1 s); now about 5-8%.
     assert report.cpu_share < 0.40, detail
     assert len(report.quiet_latencies) >= 10 and report.slowest_quiet < 1.0, detail
@@ -89,6 +89,16 @@ async def test_the_budget_pauses_past_the_burst_and_resumes_once_the_debt_is_rep
     assert len(ended) == 1, messages
     assert "26 notifications in 0.2 s, 15 of them read late (its output not read for 0.1 s" in ended[0]
     assert budget.episodes == 1 and budget.delayed == 15 and budget.paused_seconds == pytest.approx(0.11)
+    budget.close()
+
+
+async def test_a_large_message_costs_a_token_per_4_kib() -> None:
+    source = RecordingSource()
+    budget = NotificationBudget("s", rate=100, burst=10, source=source, clock=lambda: 0.0)
+    budget.spend(9 * 4096)  # 10 tokens: the whole burst, not over it
+    assert source.events == []
+    budget.spend(0)
+    assert [event for event, _ in source.events] == ["pause"]
     budget.close()
 
 

@@ -11,7 +11,8 @@ other server is touched. What was read in the same chunk is still handled (a deb
 repays), so the average holds whatever the chunk size.
 
 Answers to the gateway's own requests are never counted: a server answering thousands of
-calls a second is doing its job. One warning per flood (an "episode": from the first pause
+calls a second is doing its job. A message costs one token, plus one per 4 KiB it holds (the
+parsing costs by the byte). One warning per flood (an "episode": from the first pause
 until the bucket has filled up again) names the server and how many messages it sent; its end
 is logged with how many were read late and how long reading was paused.
 """
@@ -25,6 +26,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 logger = logging.getLogger(__name__)
+
+BYTES_PER_TOKEN = 4096
+"""A large message costs one token more per this many bytes: parsing costs by the byte, so a
+server sending fewer but larger messages (a batch array, megabyte log records) is bounded too."""
 
 
 class PausableSource(Protocol):
@@ -75,8 +80,8 @@ class NotificationBudget:
         self._episode_paused = 0.0
         self._paused_at = now
 
-    def spend(self) -> None:
-        """One unasked message was read."""
+    def spend(self, size: int = 0) -> None:
+        """One unasked message of `size` bytes was read: one token, plus one per `BYTES_PER_TOKEN`."""
         if self._released:
             return
         now = self._clock()
@@ -87,7 +92,7 @@ class NotificationBudget:
             if self._flooding:
                 self._end_episode()
             self._since, self._count = now, 0
-        self._tokens = tokens - 1
+        self._tokens = tokens - 1 - size // BYTES_PER_TOKEN
         self._count += 1
         self._last = now
         if self._flooding:

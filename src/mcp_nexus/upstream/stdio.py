@@ -128,16 +128,16 @@ class StdioSession(Session):
         first = line[:1] if line[:1] not in b" \t\r" else line.lstrip()[:1]  # no copy of a large line
         if first not in (b"{", b"["):
             # A server printing noise on stdout: say so, keep reading.
-            budget.spend()
+            budget.spend(len(line))
             logger.warning("server %s wrote non-JSON to stdout: %r", self.config.name, line[:200])
             return
         if len(line) < 256 and b"list_changed" in line and self._redundant(line):
-            budget.spend()
+            budget.spend(len(line))
             return
         answered = peer.answered
         peer.receive(line)
         if peer.answered == answered:  # not the answer to one of our requests: unasked
-            budget.spend()
+            budget.spend(len(line))
 
     def _redundant(self, line: bytes) -> bool:
         """A list_changed whose refresh is already waiting to start: dropped before the typed layer

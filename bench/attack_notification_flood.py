@@ -1,0 +1,45 @@
+"""Attack: a stdio upstream writes notifications without end; what does the gateway spend?
+
+    .venv/bin/python bench/attack_notification_flood.py [--seconds 5] [--method M ...] [--unbounded]
+
+A fresh `nexus serve` with two stdio servers: `flood` (tests/robustness/notification_flood_server.py)
+writes `--method` notifications as fast as its pipe takes them, `quiet` does nothing. Once the
+flood runs, for `--seconds`: the gateway's CPU time (psutil), a call to `quiet.ping` every 0.1 s,
+and one call to `flood.ping` (its answer waits behind its own flood). `--unbounded` raises the
+flooding server's notification budget out of the way: the figures from before the budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from robustness.notification_flood import notification_flood  # noqa: E402
+
+METHODS = ["notifications/tools/list_changed", "notifications/message", "notifications/progress"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--method", action="append", help=f"default: {', '.join(METHODS)}")
+    parser.add_argument("--unbounded", action="store_true", help="no notification budget (before)")
+    args = parser.parse_args()
+    limits = {"notifications_per_second": 1e9, "notification_burst": 10**9} if args.unbounded else {}
+    for method in args.method or METHODS:
+        with tempfile.TemporaryDirectory() as folder:
+            report = notification_flood(Path(folder), method, args.seconds, **limits)
+        print(report.summary(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
