@@ -94,7 +94,11 @@ def test_a_login_checks_a_stored_client_before_sending_the_browser_to_it(tmp_pat
 def test_an_authorization_server_restarted_empty_needs_no_logout_before_the_login(tmp_path: Path) -> None:
     """The SDK's simple-auth example (not Nexus code) forgets every client when it restarts; the
     next login finds its stored client unknown and registers anew (a logout was needed before)."""
-    with simple_auth_pair(tmp_path) as pair, served(simple_auth_config(tmp_path, pair), tmp_path) as gateway:
+    with (
+        simple_auth_pair(tmp_path, wait=False) as pair,
+        served(simple_auth_config(tmp_path, pair), tmp_path) as gateway,
+    ):
+        # Both start at once; the gateway retries the server until the pair answers.
         gateway.wait_state(SIMPLE_SERVER, "NEEDS_AUTH")
         simple_auth_login(gateway)
         assert pair.as_log().count('"POST /register HTTP') == 1
@@ -157,7 +161,9 @@ def test_forgetting_a_refused_client_drops_its_registration_and_tokens(tmp_path:
             OAuthClientInformationFull(client_id="c1", redirect_uris=[AnyUrl("http://cb")])
         )
         await storage.set_tokens(OAuthToken(access_token="a", token_type="Bearer", expires_in=60))
-        await storage.forget_client()
+        await storage.forget_client("another")  # not the one stored (another replica's): kept
+        assert (await storage.get_client_info()) is not None and await storage.get_tokens() is not None
+        await storage.forget_client("c1")
         await storage.reload()
         assert await storage.get_client_info() is None and await storage.get_tokens() is None
         return vault.records["s"]

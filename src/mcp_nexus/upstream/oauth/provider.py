@@ -191,8 +191,10 @@ class NexusOAuthProvider(OAuthClientProvider):
                 "the authorization server refused the configured client (invalid_client): "
                 f"check auth.client_id {configured!r} and auth.client_secret in the server's config"
             )
+        refused = self.context.client_info
         self.context.client_info = None
-        await self.vault_storage.forget_client()
+        if refused is not None:
+            await self.vault_storage.forget_client(refused.client_id)
         logger.warning(
             "server %s: the authorization server no longer knows the registered OAuth client "
             "(invalid_client): its registration and tokens were dropped",

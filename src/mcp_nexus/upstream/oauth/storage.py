@@ -139,10 +139,14 @@ class VaultTokenStorage:
         record.pop("client_info", None)
         await self._save()
 
-    async def forget_client(self) -> None:
-        """The authorization server no longer knows the registered client (`invalid_client`):
-        drop the registration and the tokens issued to it, so that the next login registers anew."""
+    async def forget_client(self, client_id: str) -> None:
+        """The authorization server no longer knows the registered client `client_id`
+        (`invalid_client`): drop the registration and the tokens issued to it, so that the next
+        login registers anew. A registration stored since (another replica's new login) stays."""
+        self._record = None  # read the vault again: another replica may have registered anew
         record = await self._load()
+        if (record.get("client_info") or {}).get("client_id") not in (None, client_id):
+            return
         for key in ("client_info", "tokens", "expires_at"):
             record.pop(key, None)
         await self._save()
