@@ -62,7 +62,7 @@ class ModernToolCall:
         self._identity: tuple[str | None, dict[str, Any]] | None = None
         # The SDK hands out a deep copy of its stamp per access; ours goes straight to the
         # encoder and is never changed, so one copy serves every answer.
-        self._stamp: dict[str, Any] | None = None
+        self._server_info: dict[str, Any] | None = None
 
     def _known_identity(self, meta: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]] | None:
         """(client name, capabilities) of a valid envelope; None when it does not validate."""
@@ -109,14 +109,14 @@ class ModernToolCall:
             result["resultType"] = "complete"
         meta = result.get("_meta")
         if meta is None:
-            result["_meta"] = {SERVER_INFO_META_KEY: self._server_info_stamp()}
+            result["_meta"] = {SERVER_INFO_META_KEY: self.server_info_stamp()}
         elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
-            result["_meta"] = {**meta, SERVER_INFO_META_KEY: self._server_info_stamp()}
+            result["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server_info_stamp()}
         return result
 
-    def _server_info_stamp(self) -> dict[str, Any]:
+    def server_info_stamp(self) -> dict[str, Any]:
         """The `serverInfo` stamp, taken once (the server's identity is fixed at construction);
         callers put it into an answer that is encoded at once and never changed."""
-        if self._stamp is None:
-            self._stamp = self.frontend.server.server_info_stamp
-        return self._stamp
+        if self._server_info is None:
+            self._server_info = self.frontend.server.server_info_stamp
+        return self._server_info
