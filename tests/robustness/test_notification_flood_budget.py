@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_nexus.jsonrpc import PeerOptions
+from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
 from mcp_nexus.upstream.notification_budget import NotificationBudget
-from mcp_nexus.upstream.stdio import AnswerCountingPeer
 from robustness.notification_flood import notification_flood
 
 WARNING = "over its budget"
@@ -109,7 +108,7 @@ def test_a_budget_below_one_message_is_refused() -> None:
 
 async def test_only_answers_to_our_own_requests_are_not_unasked() -> None:
     written: list[bytes] = []
-    peer = AnswerCountingPeer(written.append, PeerOptions(name="s", answer_invalid=False))
+    peer = JsonRpcPeer(written.append, PeerOptions(name="s", answer_invalid=False))
     call = asyncio.ensure_future(peer.send_raw_request("ping", None))
     await asyncio.sleep(0)
     assert written, "the request went out"

@@ -102,6 +102,9 @@ class JsonRpcPeer:
         self._intercept: OnNotifyIntercept | None = None
         self._closed = asyncio.Event()
         self._close_reason = "Connection closed"
+        # Answers to our own requests so far: whatever else a peer sends was unasked (a stdio
+        # server's notification budget counts those, upstream/notification_budget.py).
+        self.answered = 0
         self._input_ended = ""  # why no answer can arrive any more, once the input has ended
         self._transport = TransportContext(
             kind=self.options.kind, can_send_request=self.options.can_send_request
@@ -337,6 +340,7 @@ class JsonRpcPeer:
         if future is None or future.done():
             logger.debug("%s: a response to no pending request (id %r)", self.options.name, response.id)
             return
+        self.answered += 1
         if response.error is not None:
             future.set_exception(as_mcp_error(response.error))
         else:

@@ -85,10 +85,9 @@ class NotificationBudget:
         if self._released:
             return
         now = self._clock()
-        tokens = self._tokens + (now - self._at) * self.rate
+        tokens = self._level(now)
         self._at = now
         if tokens >= self.burst:  # full again: a count starts here (a flood on until now is over)
-            tokens = self.burst
             if self._flooding:
                 self._end_episode()
             self._since, self._count = now, 0

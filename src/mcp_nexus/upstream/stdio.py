@@ -26,8 +26,6 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
-from mcp_nexus.jsonrpc.message import Response
-from mcp_nexus.jsonrpc.peer import coerce_id
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
 from mcp_nexus.upstream.notification_budget import NotificationBudget
@@ -99,7 +97,7 @@ class StdioSession(Session):
             process.stdin.write(frame + b"\n")
 
         # The peer comes first: stdout is read into it from the first byte the child writes.
-        self.peer = peer = AnswerCountingPeer(write, PeerOptions(name=config.name, answer_invalid=False))
+        self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
         lines = LineSplitter(lambda line: self._stdout_line(peer, budget, line), self._stdout_overrun)
         limits = config.limits
         self.notifications = budget = NotificationBudget(
@@ -124,7 +122,7 @@ class StdioSession(Session):
         stack.push_async_callback(_end_reader, reader, process)
         return peer
 
-    def _stdout_line(self, peer: AnswerCountingPeer, budget: NotificationBudget, line: bytes) -> None:
+    def _stdout_line(self, peer: JsonRpcPeer, budget: NotificationBudget, line: bytes) -> None:
         first = line[:1] if line[:1] not in b" \t\r" else line.lstrip()[:1]  # no copy of a large line
         if first not in (b"{", b"["):
             # A server printing noise on stdout: say so, keep reading.
@@ -220,19 +218,6 @@ class StdioSession(Session):
             options["on_progress"] = progress
         raw = await peer.send_raw_request("tools/call", params, options)  # type: ignore[arg-type]
         return read_tool_outcome(raw)
-
-
-class AnswerCountingPeer(JsonRpcPeer):
-    """Our peer on a server's stdout, counting the answers to our own requests: whatever else the
-    server writes is unasked and spends its notification budget (notification_budget.py)."""
-
-    answered = 0
-
-    def _resolve(self, response: Response) -> None:
-        future = self._pending.get(coerce_id(response.id))
-        if future is not None and not future.done():
-            self.answered += 1
-        super()._resolve(response)
 
 
 LAST_WORDS_WAIT_S = 0.5

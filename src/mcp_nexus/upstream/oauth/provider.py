@@ -135,12 +135,16 @@ class NexusOAuthProvider(OAuthClientProvider):
         """The SDK's dynamic client registration request (RFC 7591), about to go out."""
         if request.method != "POST" or self.context.client_info is not None:
             return False
-        metadata = self.context.oauth_metadata
-        if metadata is not None and metadata.registration_endpoint is not None:
-            endpoint = str(metadata.registration_endpoint)
-        else:  # the SDK's fallback for a server without metadata
-            endpoint = urljoin(self.context.get_authorization_base_url(self.context.server_url), "/register")
-        return request.url == httpx2.URL(endpoint)
+        return request.url == httpx2.URL(self._endpoint("registration_endpoint", "/register"))
+
+    def _endpoint(self, name: str, fallback_path: str) -> str:
+        """The authorization server's `name` endpoint from its metadata, else the SDK's fallback
+        for a server without metadata (`fallback_path` on the authorization base URL)."""
+        context = self.context
+        endpoint = getattr(context.oauth_metadata, name, None)
+        if endpoint is not None:
+            return str(endpoint)
+        return urljoin(context.get_authorization_base_url(context.server_url), fallback_path)
 
     def _checking_client(
         self, hand_out: Callable[[str], Awaitable[None]]
@@ -160,11 +164,7 @@ class NexusOAuthProvider(OAuthClientProvider):
         info = context.client_info
         if info is None or (context.client_metadata_url and info.client_id == context.client_metadata_url):
             return True  # nothing stored, or a metadata document: the server reads it anew
-        metadata = context.oauth_metadata
-        if metadata is not None and metadata.token_endpoint is not None:
-            token_endpoint = str(metadata.token_endpoint)
-        else:  # the SDK's fallback for a server without metadata
-            token_endpoint = urljoin(context.get_authorization_base_url(context.server_url), "/token")
+        token_endpoint = self._endpoint("token_endpoint", "/token")
         data = {
             "grant_type": "refresh_token",
             "refresh_token": f"nexus-client-check-{secrets.token_urlsafe(16)}",  # known to no one
