@@ -40,6 +40,7 @@ from support.orphans import (
     STUBBORN,
     Serve,
     describe,
+    ignores_sigterm,
     kill_marked,
     marked,
     marked_servers,
@@ -349,7 +350,11 @@ async def _spawn(
         grace=StopGrace(0.2, 0.3),
         parent_death=parent_death,
     )
-    assert await _eventually(lambda: bool(marked_servers(marker)), 10), "the server did not start"
+    # Started means stubborn: its SIGTERM ignored, not only its command line visible (a stop
+    # landing between the two found a server that still died of SIGTERM).
+    assert await _eventually(
+        lambda: bool(servers := marked_servers(marker)) and all(ignores_sigterm(pid) for pid in servers), 10
+    ), "the server did not start"
     return process
 
 

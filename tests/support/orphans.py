@@ -86,6 +86,19 @@ def marked_servers(marker: str) -> list[int]:
     ]
 
 
+def ignores_sigterm(pid: int) -> bool:
+    """Whether `pid` has set SIGTERM to be ignored (its `SigIgn` mask in /proc): a stubborn server
+    is stubborn only from then on, a moment after its command line is already visible."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
 def watchdogs_of(gateway_pid: int) -> list[int]:
     """The orphan watchdog(s) started by `gateway_pid`, while they run."""
     return [
