@@ -164,21 +164,24 @@ class AuditLog:
 
     def _chain_and_write(self, batch: list[tuple[object, float]]) -> None:
         out: list[bytes] = []
+        pending = 0  # bytes of `out` with their newlines, kept as lines are added (not summed per line)
+        now = time.time()  # one clock read per batch: a batch spans at most a moment
         for item, at in batch:
-            if self._path is None or self._due_for_rotation(sum(len(line) + 1 for line in out)):
+            if self._path is None or self._due_for_rotation(pending, now):
                 self._flush(out)
-                out = []
+                out, pending = [], 0
                 self._rotate()
             self._seq += 1
             line = make_line(self._seq, self._prev, self._record(item, at))
             self._prev = line_hash(line)
             out.append(line)
+            pending += len(line) + 1
         self._flush(out)
 
-    def _due_for_rotation(self, pending: int) -> bool:
+    def _due_for_rotation(self, pending: int, now: float) -> bool:
         return (
             self._bytes + pending >= self.settings.max_file_bytes
-            or time.time() - self._opened >= self.settings.max_file_age
+            or now - self._opened >= self.settings.max_file_age
         )
 
     def _flush(self, out: list[bytes]) -> None:
