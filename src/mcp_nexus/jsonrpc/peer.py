@@ -232,7 +232,8 @@ class JsonRpcPeer:
         if on_progress is not None:
             body["_meta"] = {**(body.get("_meta") or {}), "progressToken": request_id}
             self._progress[request_id] = on_progress
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[key] = future
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None or body:
@@ -244,7 +245,7 @@ class JsonRpcPeer:
                 # A timer that fails the future, not asyncio.wait_for: wait_for wraps the future
                 # and costs an extra event-loop turn on every answer (the hot path). Set before
                 # the write: once the request is out, the peer may be answering on this core.
-                timer = asyncio.get_running_loop().call_later(timeout, _expire, future, method, timeout)
+                timer = loop.call_later(timeout, _expire, future, method, timeout)
             await self._send(message)
             result = await future
             tail = self._progress_tail.get(request_id)

@@ -30,6 +30,14 @@ class CallerEra:
     modern: bool = False  # speaks 2026-07-28: input requests travel back to it as results
     back_channel: bool = False  # a handshake-era caller that can answer sampling/elicitation/roots
 
+    @staticmethod
+    def of(modern: bool, back_channel: bool) -> CallerEra:
+        """The one instance of these values (made per call, a frozen dataclass costs ~1 us; there are four)."""
+        return _ERAS[modern, back_channel]
+
+
+_ERAS = {(modern, back): CallerEra(modern, back) for modern in (False, True) for back in (False, True)}
+
 
 class EraBridge:
     def __init__(self, *, config: Callable[[], ServerConfig], open_session: Callable[[Era], Session]) -> None:

@@ -127,7 +127,7 @@ class RouteStep:
         result = await upstream.call_tool(
             original,
             call.arguments,
-            era=CallerEra(modern=caller.modern, back_channel=caller.back_channel),
+            era=CallerEra.of(caller.modern, caller.back_channel),
             progress=call.progress,
             timeout=timeout,
             meta=call.meta,
@@ -140,7 +140,7 @@ class RouteStep:
     # -- resources, prompts, completions ------------------------------------------------------
 
     async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
-        session = await upstream.session_for(CallerEra(call.caller.modern, call.caller.back_channel))
+        session = await upstream.session_for(CallerEra.of(call.caller.modern, call.caller.back_channel))
         return await session.read_resource(
             uri,
             timeout=timeout,
@@ -150,7 +150,7 @@ class RouteStep:
         )
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
-        session = await upstream.session_for(CallerEra(call.caller.modern, call.caller.back_channel))
+        session = await upstream.session_for(CallerEra.of(call.caller.modern, call.caller.back_channel))
         return await session.get_prompt(
             original,
             call.arguments or None,
