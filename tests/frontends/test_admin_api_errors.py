@@ -198,3 +198,24 @@ def test_mcp_endpoint_has_the_same_cap(base: str) -> None:
         f"{base}/mcp", content=b" " * (5 << 20), headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize("name", ["a%0Ab", "%0A", "a%0D%0Ab", "%40%C3%B9%18%0A%F1%99%B8%9Ep%06%C2%BF"])
+def test_a_tool_name_with_a_line_break_is_an_unknown_tool_in_json(base: str, name: str) -> None:
+    """Found by schemathesis: such a name matched no route and got Starlette's plain-text 404."""
+    response = call(base, name, "{}")
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert "Unknown tool" in response.json()["error"]
+
+
+def test_a_path_no_route_matches_is_a_json_error_under_api_and_plain_elsewhere(base: str) -> None:
+    missing = httpx2.get(f"{base}/api/no/such/endpoint")
+    assert missing.status_code == 404 and missing.headers["content-type"] == "application/json"
+    assert missing.json()["error"] == "no such endpoint: GET /api/no/such/endpoint"
+    wrong_method = httpx2.get(f"{base}/api/tools/demo.add/call")
+    assert wrong_method.status_code == 405 and wrong_method.headers["content-type"] == "application/json"
+    assert wrong_method.json()["error"] == "Method Not Allowed" and "POST" in wrong_method.headers["allow"]
+    elsewhere = httpx2.get(f"{base}/no-such-page")
+    assert elsewhere.status_code == 404 and elsewhere.text == "Not Found"
+    assert elsewhere.headers["content-type"].startswith("text/plain")

@@ -26,6 +26,7 @@ from starlette.routing import Route
 from mcp_nexus import __version__
 from mcp_nexus.config.errors import ConfigError
 from mcp_nexus.errors import GatewayError
+from mcp_nexus.frontends.admin import any_text
 from mcp_nexus.frontends.admin.audit import audit_openapi_paths
 from mcp_nexus.frontends.admin.index import index_openapi_paths
 from mcp_nexus.frontends.admin.json_io import (
@@ -200,7 +201,7 @@ def admin_routes(gateway: Gateway) -> list[Route]:
         Route("/api/servers/{name}", one_server, methods=["GET"]),
         Route("/api/servers/{name}/{action}", server_action, methods=["POST"]),
         Route("/api/tools", list_tools, methods=["GET"]),
-        Route("/api/tools/{name:path}/call", call_tool, methods=["POST"]),
+        Route(f"/api/tools/{{name:{any_text.NAME}}}/call", call_tool, methods=["POST"]),
         Route("/api/reload", reload, methods=["POST"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
         *task_routes(gateway),

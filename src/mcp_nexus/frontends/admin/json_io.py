@@ -16,8 +16,9 @@ import json
 import math
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from mcp_nexus import errors as codes
 from mcp_nexus.errors import GatewayError, UnknownToolError
@@ -49,6 +50,29 @@ def _finite(value: Any) -> Any:
 def error_response(status: int, message: str, **extra: Any) -> AdminJSONResponse:
     """Every admin error has this shape: {"error": "<what went wrong>", ...details}."""
     return AdminJSONResponse({"error": message, **extra}, status_code=status)
+
+
+API_PREFIX = "/api/"
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no route: 404, wrong method: 405) in the admin API's shape under /api/.
+
+    Why: a request no route matched got Starlette's plain-text "Not Found", which no client of
+    a JSON API expects and the API's document does not describe. Elsewhere (the dashboard's
+    pages, /healthz) the answer is Starlette's, unchanged.
+    """
+    assert isinstance(exc, HTTPException)
+    if exc.status_code in (204, 304):
+        return Response(status_code=exc.status_code, headers=exc.headers)
+    if not request.url.path.startswith(API_PREFIX):
+        return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+    message = (
+        f"no such endpoint: {request.method} {request.url.path}" if exc.status_code == 404 else exc.detail
+    )
+    response = error_response(exc.status_code, message)
+    response.headers.update(exc.headers or {})
+    return response
 
 
 class BadBodyError(ValueError):

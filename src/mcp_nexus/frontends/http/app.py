@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
@@ -25,6 +26,7 @@ from mcp_nexus.frontends.admin.audit import audit_routes
 from mcp_nexus.frontends.admin.cache import cache_routes
 from mcp_nexus.frontends.admin.index import index_routes
 from mcp_nexus.frontends.admin.integrity import integrity_routes
+from mcp_nexus.frontends.admin.json_io import http_error
 from mcp_nexus.frontends.admin.oauth import oauth_routes
 from mcp_nexus.frontends.admin.stores import stores_routes
 from mcp_nexus.frontends.dashboard import Dashboard
@@ -129,7 +131,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *dashboard.routes(),
         *mcp_app.routes,
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     limiter = HttpSessionLimiter(
         McpMessageCheck(app, settings.path, frontend.lean_call, ModernToolCall(frontend)),
         settings.path,
