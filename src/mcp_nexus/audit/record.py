@@ -47,11 +47,7 @@ class _Clock:
         return f"{last[1]}.{micro // 1000:03d}Z"
 
 
-_CLOCK = _Clock()
-
-
-def _when(epoch: float) -> str:
-    return _CLOCK.iso(epoch)
+_when = _Clock().iso
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str:

@@ -53,7 +53,7 @@ __all__ = ["CallerEra", "DownstreamRelay", "NoRelay", "Upstream", "UpstreamUnava
 
 
 # The default caller of `call_tool`: a handshake-era caller that takes no server requests.
-PLAIN_CALLER = CallerEra()
+PLAIN_CALLER = CallerEra.of(False, False)
 
 
 class UpstreamUnavailable(Exception):

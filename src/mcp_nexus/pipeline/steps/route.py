@@ -31,7 +31,7 @@ from mcp_nexus.errors import (
     UnavailableError,
     UnknownToolError,
 )
-from mcp_nexus.pipeline.call import ToolCall
+from mcp_nexus.pipeline.call import Caller, ToolCall
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
@@ -127,7 +127,7 @@ class RouteStep:
         result = await upstream.call_tool(
             original,
             call.arguments,
-            era=CallerEra.of(caller.modern, caller.back_channel),
+            era=_era(caller),
             progress=call.progress,
             timeout=timeout,
             meta=call.meta,
@@ -140,7 +140,7 @@ class RouteStep:
     # -- resources, prompts, completions ------------------------------------------------------
 
     async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
-        session = await upstream.session_for(CallerEra.of(call.caller.modern, call.caller.back_channel))
+        session = await upstream.session_for(_era(call.caller))
         return await session.read_resource(
             uri,
             timeout=timeout,
@@ -150,7 +150,7 @@ class RouteStep:
         )
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
-        session = await upstream.session_for(CallerEra.of(call.caller.modern, call.caller.back_channel))
+        session = await upstream.session_for(_era(call.caller))
         return await session.get_prompt(
             original,
             call.arguments or None,
@@ -249,6 +249,11 @@ class RouteStep:
             f"no server could answer {call.name}: {last_error} (tried {', '.join(call.servers_tried)})",
             data={"servers_tried": list(call.servers_tried), _key(call): call.name},
         )
+
+
+def _era(caller: Caller) -> CallerEra:
+    """What the caller needs from the session that carries its request."""
+    return CallerEra.of(caller.modern, caller.back_channel)
 
 
 def _unavailable(name: str, upstream: Upstream) -> UnavailableError:
