@@ -43,7 +43,7 @@ class CallerRelay(NoRelay):
     """The gateway's `DownstreamRelay`: sends each upstream request to the caller in flight there."""
 
     async def log(self, upstream: RelayedServer, params: types.LoggingMessageNotificationParams) -> None:
-        logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
+        # The gateway's own log has it already (upstream/log_records.py, bounded per server).
         if not upstream.active_callers:
             return
         caller = upstream.active_callers[-1]

@@ -137,13 +137,18 @@ class UpstreamLimits(_Strict):
         description="seconds between two refreshes of one list after list_changed (one runs, one waits)",
     )
     stderr_line_chars: int = Field(
-        default=1000, ge=80, description="characters of one stderr line that are logged; the rest is cut"
+        default=1000,
+        ge=80,
+        description="characters of one stderr line (or log record) that are logged; the rest is cut",
     )
     stderr_lines_per_second: float = Field(
-        default=10.0, gt=0, description="stderr lines logged per second on average; the rest are counted"
+        default=10.0,
+        gt=0,
+        description="stderr lines (and, in a bucket of their own, log records) logged per second on average; "
+        "the rest are counted",
     )
     stderr_burst: int = Field(
-        default=100, ge=1, description="stderr lines logged at once before the rate applies"
+        default=100, ge=1, description="stderr lines (and log records) logged at once before the rate applies"
     )
     notifications_per_second: float = Field(
         default=1000.0,

@@ -8,12 +8,9 @@ handed the server as a `RelayedServer` (its name and callers in flight), never a
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Protocol
 
 import mcp_types as types
-
-logger = logging.getLogger(__name__)
 
 
 class RelayedServer(Protocol):
@@ -62,4 +59,4 @@ class NoRelay:
         return types.ListRootsResult(roots=[])
 
     async def log(self, upstream: RelayedServer, params: types.LoggingMessageNotificationParams) -> None:
-        logger.info("[%s] log %s: %s", upstream.name, params.level, params.data)
+        return  # no caller to pass it to; the gateway's own log has it (log_records.py)

@@ -26,11 +26,11 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import TextIO
 
 from mcp_nexus.config.schema import UpstreamLimits
 from mcp_nexus.config.secrets import SecretRedactor
+from mcp_nexus.upstream.token_bucket import TokenBucket
 
 logger = logging.getLogger("mcp_nexus.upstream.stderr")
 
@@ -43,33 +43,6 @@ SECRET_MARGIN = 4096
 SUPPRESSED_REPORT_S = 10.0
 """While lines are being suppressed, how often a "suppressed N lines" line is logged."""
 READ_BYTES = 65536
-
-
-class _Bucket:
-    """A token bucket: `burst` lines at once, refilled at `rate` lines a second."""
-
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self._clock = clock
-        self._at = clock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self.tokens = min(self.burst, self.tokens + (now - self._at) * self.rate)
-        self._at = now
-
-    def available(self) -> int:
-        self._refill()
-        return int(self.tokens)
-
-    def take(self) -> bool:
-        self._refill()
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
 
 
 class StderrForwarder:
@@ -85,7 +58,7 @@ class StderrForwarder:
         self.redactor = redactor
         limits = limits or UpstreamLimits()
         self.line_chars = limits.stderr_line_chars
-        self._bucket = _Bucket(limits.stderr_lines_per_second, limits.stderr_burst)
+        self._bucket = TokenBucket(limits.stderr_lines_per_second, limits.stderr_burst)
         # Of one line, at most this many bytes are held (a UTF-8 character is up to 4 bytes).
         self._keep = 4 * max(self.line_chars, TAIL_CHARS) + SECRET_MARGIN
         # Both ends close-on-exec: the child gets the write end as its fd 2 (dup2 clears the

@@ -39,6 +39,7 @@ from mcp_nexus.upstream.downstream_relay import DownstreamRelay, NoRelay
 from mcp_nexus.upstream.era_bridge import CallerEra
 from mcp_nexus.upstream.forwarded import Forwarded, ForwardedReadOnly
 from mcp_nexus.upstream.input_required import InputAnswerer
+from mcp_nexus.upstream.log_records import ServerLogRecords
 from mcp_nexus.upstream.negotiate import Era
 from mcp_nexus.upstream.offered_lists import OfferedLists
 from mcp_nexus.upstream.server_changes import ServerChanges
@@ -145,8 +146,15 @@ class Upstream:
             open_session=self._open_session,
             client_era=client_era,
         )
+        # The server's log records in the gateway's log: one bucket per server, whichever session sent them.
+        self.log_records = ServerLogRecords(config.name, current_config)
         self._reports = SessionReports(
-            self, relay=lambda: self.relay, changes=self.changes, lists=self.lists, lost=self.connection.lost
+            self,
+            relay=lambda: self.relay,
+            changes=self.changes,
+            lists=self.lists,
+            lost=self.connection.lost,
+            log_records=self.log_records,
         )
 
     @property

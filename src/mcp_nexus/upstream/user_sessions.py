@@ -135,6 +135,7 @@ class UserSessions:
             changes=upstream.changes,
             lists=upstream.lists,
             lost=lambda session, reason: self._lost(identity, session, reason),
+            log_records=upstream.log_records,
         )
         session = session_type(config.transport)(
             config, reports, era=era_for(config.protocol, config.transport)

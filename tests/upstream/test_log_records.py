@@ -1,0 +1,121 @@
+"""A server's log records in the gateway's log: bounded per server, one line each, its secrets masked.
+
+What a real flooding process costs the log is in tests/robustness/test_notification_flood_budget.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from mcp_nexus.config.schema import ServerConfig, UpstreamLimits
+from mcp_nexus.upstream import log_records
+from mcp_nexus.upstream.log_records import ServerLogRecords
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def server(**limits: object) -> ServerConfig:
+    return ServerConfig(
+        name="chatty",
+        transport="stdio",
+        command="python",
+        env={"API_KEY": SECRET},
+        limits=UpstreamLimits(**limits),  # type: ignore[arg-type]
+    )
+
+
+def lines(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == "mcp_nexus.upstream.log" and r.levelno == level
+    ]
+
+
+def test_a_burst_is_logged_then_the_rate_and_the_rest_are_counted_in_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    clock = Clock()
+    config = server(stderr_burst=5, stderr_lines_per_second=2)
+    records = ServerLogRecords("chatty", lambda: config, clock)
+    for n in range(50):
+        records.log("info", f"record {n}")
+    assert lines(caplog) == [f"[chatty] log info: record {n}" for n in range(5)]
+    assert (records.seen, records.logged, records.suppressed) == (50, 5, 45)
+    assert lines(caplog, logging.WARNING) == []  # said once the flood ends or after a while
+    clock.now += 1.0  # two more may pass; the first to pass says how many did not
+    records.log("info", "after a second")
+    warnings = lines(caplog, logging.WARNING)
+    assert warnings == [
+        "[chatty] 45 log record(s) not logged in the last 1 s (over 2 a second; limits.stderr_*)"
+    ]
+    assert lines(caplog)[-1] == "[chatty] log info: after a second"
+
+
+def test_a_long_flood_is_said_every_interval_not_per_record(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    clock = Clock()
+    config = server(stderr_burst=1, stderr_lines_per_second=0.001)
+    records = ServerLogRecords("chatty", lambda: config, clock)
+    for _ in range(30):  # 30 s of 1,000 records a second
+        for _ in range(1000):
+            records.log("debug", "x")
+        clock.now += 1.0
+    warnings = lines(caplog, logging.WARNING)
+    assert 2 <= len(warnings) <= 3, warnings
+    assert sum(int(w.split()[1]) for w in warnings) <= records.suppressed
+    assert len(lines(caplog)) == 1
+
+
+async def test_a_flood_that_stops_is_still_said(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    monkeypatch.setattr(log_records, "SUPPRESSED_REPORT_S", 0.05)
+    config = server(stderr_burst=1, stderr_lines_per_second=0.001)
+    records = ServerLogRecords("chatty", lambda: config)
+    for _ in range(10):
+        records.log("info", "x")
+    await asyncio.sleep(0.2)  # no record comes after the flood
+    assert [w.split(" not logged")[0] for w in lines(caplog, logging.WARNING)] == ["[chatty] 9 log record(s)"]
+
+
+def test_a_record_is_one_line_cut_to_the_limit_with_the_servers_secret_masked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    config = server(stderr_line_chars=80)
+    records = ServerLogRecords("chatty", lambda: config)
+    records.log("info", "line one\nFORGED 2026-01-01 CRITICAL gateway compromised\r")
+    records.log("error", {"token": SECRET, "n": 1})
+    # The secret straddles the cut at 80 characters: masked before the cut, no half of it shows.
+    records.log("info", "x" * 70 + SECRET + "y" * 5000)
+    forged, data, long = lines(caplog)
+    assert forged == "[chatty] log info: line one\\nFORGED 2026-01-01 CRITICAL gateway compromised\\r"
+    assert SECRET not in data and '"n": 1' in data and data.startswith("[chatty] log error: {")
+    assert SECRET[:12] not in long and "0123" not in long
+    shown = long.removeprefix("[chatty] log info: ")
+    assert shown.startswith("x" * 70) and shown.endswith("characters]") and len(shown) < 120, shown
+
+
+def test_a_reload_changes_the_limits_in_force(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    clock = Clock()
+    current = [server(stderr_burst=2, stderr_lines_per_second=0.001)]
+    records = ServerLogRecords("chatty", lambda: current[0], clock)
+    for _ in range(5):
+        records.log("info", "before")
+    current[0] = server(stderr_burst=4, stderr_lines_per_second=0.001)
+    for _ in range(5):
+        records.log("info", "after")
+    assert [line.rsplit(" ", 1)[1] for line in lines(caplog)] == ["before"] * 2 + ["after"] * 4
