@@ -38,6 +38,7 @@ class FloodReport:
     quiet_latencies: list[float] = field(default_factory=list)
     flood_call: float = 0.0  # a call to the flooding server itself, made as the measuring began
     log: str = ""
+    chatter: dict[str, Any] = field(default_factory=dict)  # the flooding server's, in /api/servers at the end
 
     @property
     def cpu_share(self) -> float:
@@ -105,6 +106,8 @@ def notification_flood(
                 time.sleep(0.1)
             after, ended = process.cpu_times(), time.monotonic()
             flood_latency = flood_call.result(timeout=30)
+            servers = client.get(f"{gateway.base}/api/servers").json()["servers"]
+        chatter = next(server["chatter"] for server in servers if server["name"] == "flood")
         cpu = (after.user + after.system) - (before.user + before.system)
         return FloodReport(
             method,
@@ -114,4 +117,5 @@ def notification_flood(
             latencies,
             flood_latency,
             gateway.log.read_text(errors="replace"),
+            chatter,
         )

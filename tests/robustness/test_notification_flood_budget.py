@@ -40,11 +40,18 @@ def test_a_notification_flood_costs_under_40_percent_of_a_core_and_other_calls_s
     warnings = [line for line in report.log.splitlines() if WARNING in line]
     assert len(warnings) == 1 and "server flood sent" in warnings[0], warnings  # once per flood
     assert "Traceback" not in report.log, report.log[-3000:]
+    # What an operator sees of it (GET /api/servers): the flood, once, and what it held back.
+    notifications = report.chatter["notifications"]
+    assert notifications["floods"] == 1 and notifications["delayed"] > 0, report.chatter
+    assert notifications["paused_seconds"] > 0, report.chatter
     if method == "notifications/message":
         # Each record read was one INFO line of the gateway's log (thousands here); now the server's
         # log records pass a bucket of their own (stderr_burst 100, then 10 a second), the rest counted.
         logged = report.log.count("[flood] log info: one more log record")
         assert 100 <= logged <= 100 + 10 * (report.seconds + 5), f"{logged} records logged; {detail}"
+        records = report.chatter["log_records"]
+        assert records["logged"] >= logged - 10 and records["suppressed"] > 1_000, report.chatter
+        assert records["seen"] == records["logged"] + records["suppressed"], report.chatter
 
 
 class RecordingSource:

@@ -136,6 +136,11 @@ class Session:
         """The server's OAuth client found no usable login (told by upstream/oauth/manager.py)."""
         self.login_needed = why
 
+    def chatter(self) -> dict[str, Any]:
+        """What this transport counts of the server's unasked traffic (stdio: its stderr lines and its
+        notification budget); nothing by default."""
+        return {}
+
     def describe_failure(self, exc: BaseException) -> str:
         """Why the session failed, as operators should read it (a transport may know better)."""
         return describe_error(exc)

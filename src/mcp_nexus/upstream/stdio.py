@@ -122,6 +122,25 @@ class StdioSession(Session):
         stack.push_async_callback(_end_reader, reader, process)
         return peer
 
+    def chatter(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        stderr = self.stderr
+        if stderr is not None:
+            found["stderr_lines"] = {
+                "seen": stderr.lines_seen,
+                "logged": stderr.lines_logged,
+                "suppressed": stderr.lines_suppressed,
+            }
+        budget = self.notifications
+        if budget is not None:
+            found["notifications"] = {
+                "floods": budget.episodes,  # times its output was held back (one warning each)
+                "delayed": budget.delayed,
+                "paused_seconds": round(budget.paused_seconds, 3),
+                "paused": budget.paused,
+            }
+        return found
+
     def _stdout_line(self, peer: JsonRpcPeer, budget: NotificationBudget, line: bytes) -> None:
         first = line[:1] if line[:1] not in b" \t\r" else line.lstrip()[:1]  # no copy of a large line
         if first not in (b"{", b"["):

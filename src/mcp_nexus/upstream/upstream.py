@@ -161,6 +161,17 @@ class Upstream:
     def name(self) -> str:
         return self.config.name
 
+    def chatter(self) -> dict[str, Any]:
+        """What the server sent unasked and what the bounds kept of it (docs/SECURITY.md, "Hostile
+        upstream servers"): its log records in the gateway's log, since start, and the counts of
+        the session open now (stdio: stderr lines, the notification budget)."""
+        records = self.log_records
+        session = self.connection.session
+        return {
+            "log_records": {"seen": records.seen, "logged": records.logged, "suppressed": records.suppressed},
+            **(session.chatter() if session is not None else {}),
+        }
+
     def __repr__(self) -> str:
         return f"Upstream({self.name!r}, {self.config.transport}, {self.state})"
 

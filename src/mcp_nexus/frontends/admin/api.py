@@ -69,6 +69,7 @@ def server_status(supervisor: Supervisor, *, history: bool = True) -> dict[str, 
         "uptime": None if upstream.uptime is None else round(upstream.uptime, 3),
         "pid": upstream.pid,
         "restarts": upstream.restarts,
+        "chatter": upstream.chatter(),
         **supervisor.describe(),
     }
     if history:
@@ -315,6 +316,12 @@ def openapi_document() -> dict[str, Any]:
                         "uptime": {"type": ["number", "null"], "description": "seconds READY"},
                         "pid": {"type": ["integer", "null"]},
                         "restarts": {"type": "integer"},
+                        "chatter": {
+                            "type": "object",
+                            "description": "what the server sent unasked and what the bounds kept of it: "
+                            "log_records (seen, logged, suppressed), and for stdio stderr_lines (the same) "
+                            "and notifications (floods, delayed, paused_seconds, paused)",
+                        },
                         "wanted": {"type": "boolean"},
                         "auto_restart": {"type": "boolean"},
                         "restart_attempts": {"type": "integer"},
