@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,25 @@ def test_a_reload_changes_the_limits_in_force(caplog: pytest.LogCaptureFixture) 
     for _ in range(5):
         records.log("info", "after")
     assert [line.rsplit(" ", 1)[1] for line in lines(caplog)] == ["before"] * 2 + ["after"] * 4
+
+
+def test_a_lone_surrogate_is_escaped_so_a_utf8_log_file_takes_the_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    handler = logging.FileHandler(tmp_path / "gateway.log", encoding="utf-8")  # errors: strict
+    failures: list[logging.LogRecord] = []
+    handler.handleError = failures.append  # type: ignore[method-assign]
+    records_logger = logging.getLogger("mcp_nexus.upstream.log")
+    records_logger.addHandler(handler)
+    try:
+        config = server()
+        records = ServerLogRecords("chatty", lambda: config)
+        records.log("info", "before \ud800 after")
+        records.log("info", {"text": "\udfff", "ok": "é"})
+    finally:
+        records_logger.removeHandler(handler)
+        handler.close()
+    assert failures == []
+    written = (tmp_path / "gateway.log").read_text(encoding="utf-8")
+    assert "before \\ud800 after" in written and "\\udfff" in written and "é" in written, written

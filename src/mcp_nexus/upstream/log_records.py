@@ -107,6 +107,9 @@ def one_line(data: Any) -> str:
     """A record's data as one line: text as it is, anything else as compact JSON; line breaks escaped,
     so a record cannot forge lines of the gateway's log."""
     text = data if isinstance(data, str) else json.dumps(data, default=str, ensure_ascii=False)
+    if not text.isascii():
+        # A lone surrogate (valid JSON, not Unicode) would fail a UTF-8 log file's write: escaped.
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
