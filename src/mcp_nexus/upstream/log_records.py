@@ -38,7 +38,6 @@ class ServerLogRecords:
         self._redactor: tuple[ServerConfig, SecretRedactor] | None = None
         self._clock = clock
         self._bucket: TokenBucket | None = None
-        self._bucket_of: tuple[float, int] | None = None
         self.seen = 0
         self.logged = 0
         self.suppressed = 0  # in total
@@ -72,13 +71,12 @@ class ServerLogRecords:
             self._report = None
         if not self._unsaid:
             return
-        bucket = self._bucket
         logger.warning(
             "[%s] %d log record(s) not logged in the last %.0f s (over %g a second; limits.stderr_*)",
             self.server,
             self._unsaid,
             self._clock() - self._since,
-            bucket.rate if bucket is not None else 0,
+            self._config().limits.stderr_lines_per_second,
         )
         self._unsaid = 0
 
@@ -96,15 +94,15 @@ class ServerLogRecords:
         return self._redactor[1]
 
     def _bucket_for(self, limits: UpstreamLimits) -> TokenBucket:
-        shape = (limits.stderr_lines_per_second, limits.stderr_burst)
-        if self._bucket is None or self._bucket_of != shape:
-            self._bucket = TokenBucket(shape[0], shape[1], self._clock)
-            self._bucket_of = shape
-        return self._bucket
+        rate, burst = limits.stderr_lines_per_second, limits.stderr_burst
+        bucket = self._bucket
+        if bucket is None or (bucket.rate, bucket.burst) != (rate, burst):  # new, or a reload changed them
+            bucket = self._bucket = TokenBucket(rate, burst, self._clock)
+        return bucket
 
 
 def one_line(data: Any) -> str:
-    """A record's data as one line: text as it is, anything else as compact JSON; line breaks escaped,
+    """A record's data as one line: text as it is, anything else as JSON; line breaks escaped,
     so a record cannot forge lines of the gateway's log."""
     text = data if isinstance(data, str) else json.dumps(data, default=str, ensure_ascii=False)
     if not text.isascii():
