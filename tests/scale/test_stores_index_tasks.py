@@ -63,8 +63,13 @@ def iso_ago(seconds: float) -> str:
 
 @pytest.fixture
 async def links(redis: RedisServer) -> AsyncIterator[list[RedisLink]]:
-    """Two links to the same Redis: two replicas."""
-    made = [RedisLink(redis.url), RedisLink(redis.url)]
+    """Two links to the same Redis: two replicas.
+
+    These tests are about what the stores keep and who claims what, so the links get a timeout a
+    loaded 2-core runner always meets: with the 0.5 s default, the 16 claims sent at once open 16
+    connections, one connect took longer (CI, stop 33), the link went local as designed and the
+    other claims answered None. Going local on a slow Redis has its own tests below (timeout=0.3)."""
+    made = [RedisLink(redis.url, timeout=5.0), RedisLink(redis.url, timeout=5.0)]
     yield made
     for link in made:
         await link.close()
