@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,30 @@ async def test_100_mb_of_stderr_costs_under_1_mb_of_log_and_keeps_the_last_words
     assert report.server["state"] in ("CRASHED", "ERROR"), report.server
     assert report.call_latencies and report.slowest_call < 2.0, detail
     assert report.tracebacks == 0, detail
+
+
+async def test_a_steady_stderr_flood_is_reported_per_interval_not_at_every_line_that_passes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Lines keep coming a little faster than the rate lets them through: before, each line that
+    # passed brought a "not logged" report of its own (as many reports as lines logged).
+    limits = UpstreamLimits(stderr_burst=5, stderr_lines_per_second=20)
+    forwarder = StderrForwarder("steady", SecretRedactor([]), limits)
+    with caplog.at_level(logging.INFO, logger="mcp_nexus.upstream.stderr"):
+        deadline = time.monotonic() + 1.5
+        sent = 0
+        while time.monotonic() < deadline:
+            forwarder.writer.write("".join(f"line {sent + n}\n" for n in range(10)))
+            forwarder.writer.flush()
+            sent += 10
+            await asyncio.sleep(0.02)
+        forwarder.close_parent_end()
+        assert await forwarder.wait_drained(5)
+    reports = [r.getMessage() for r in caplog.records if "not logged" in r.getMessage()]
+    assert forwarder.lines_logged >= 5 + 10, forwarder.lines_logged  # the rate let some through
+    assert len(reports) == 1, reports  # once, at the end of the stream (the interval is 10 s)
+    assert forwarder.lines_seen == sent
+    assert f"{forwarder.lines_suppressed} stderr line(s) not logged" in reports[0]
 
 
 async def test_the_forwarder_logs_a_burst_then_counts_and_cuts_long_lines(

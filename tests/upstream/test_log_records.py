@@ -54,13 +54,34 @@ def test_a_burst_is_logged_then_the_rate_and_the_rest_are_counted_in_one_warning
     assert lines(caplog) == [f"[chatty] log info: record {n}" for n in range(5)]
     assert (records.seen, records.logged, records.suppressed) == (50, 5, 45)
     assert lines(caplog, logging.WARNING) == []  # said once the flood ends or after a while
-    clock.now += 1.0  # two more may pass; the first to pass says how many did not
+    clock.now += 1.0  # two more may pass, but the bucket is not full again: the flood may go on
     records.log("info", "after a second")
+    assert lines(caplog, logging.WARNING) == [] and records.logged == 6
+    clock.now += 3.0  # quiet long enough to fill the bucket: the flood is over, and said so
+    records.log("info", "after a quiet while")
     warnings = lines(caplog, logging.WARNING)
     assert warnings == [
-        "[chatty] 45 log record(s) not logged in the last 1 s (over 2 a second; limits.stderr_*)"
+        "[chatty] 45 log record(s) not logged in the last 4 s (over 2 a second; limits.stderr_*)"
     ]
-    assert lines(caplog)[-1] == "[chatty] log info: after a second"
+    assert lines(caplog)[-1] == "[chatty] log info: after a quiet while"
+
+
+def test_a_steady_flood_past_the_rate_is_one_warning_per_interval_not_one_per_record_passed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The rate lets a record through now and then, as a real flood does (1,000 a second against
+    # 10 a second here); each of those said the count so far: 10 warnings a second.
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    clock = Clock()
+    config = server(stderr_burst=100, stderr_lines_per_second=10)
+    records = ServerLogRecords("chatty", lambda: config, clock)
+    for _ in range(25_000):  # 25 s of 1,000 records a second
+        records.log("info", "x")
+        clock.now += 0.001
+    warnings = lines(caplog, logging.WARNING)
+    assert 2 <= len(warnings) <= 3, warnings[:5]  # at 10 s and 20 s (and maybe at the end)
+    assert 100 + 10 * 25 - 2 <= records.logged <= 100 + 10 * 25 + 2
+    assert sum(int(w.split()[1]) for w in warnings) <= records.suppressed
 
 
 def test_a_long_flood_is_said_every_interval_not_per_record(caplog: pytest.LogCaptureFixture) -> None:

@@ -5,7 +5,8 @@ each was one INFO line of whatever length it sent. They are now logged as its st
 (stderr_log.py), under the same `limits:` of its entry, in a bucket of their own: each record on
 one line, the server's secrets masked, cut to `stderr_line_chars` characters; `stderr_burst` at once
 and `stderr_lines_per_second` on average; the rest are counted and said in one warning per
-episode, at most every SUPPRESSED_REPORT_S.
+episode: every SUPPRESSED_REPORT_S while it lasts, and once it is over (the bucket full again,
+or no record for SUPPRESSED_REPORT_S).
 
 Only the gateway's log is bounded here. The record still goes on to the caller whose call is in
 flight on that server (relay.py): that caller asked for it, and a stdio server's messages are
@@ -50,7 +51,9 @@ class ServerLogRecords:
         config = self._config()
         limits = config.limits
         self.seen += 1
-        if not self._bucket_for(limits).take():
+        bucket = self._bucket_for(limits)
+        calm = bucket.available() >= bucket.burst  # full again: the flood, if any, is over
+        if not bucket.take():
             self.suppressed += 1
             if not self._unsaid:
                 self._since = self._clock()
@@ -59,7 +62,10 @@ class ServerLogRecords:
             if self._clock() - self._since >= SUPPRESSED_REPORT_S:
                 self.report_suppressed()
             return
-        self.report_suppressed()
+        if calm or self._clock() - self._since >= SUPPRESSED_REPORT_S:
+            # Not at every record that passes: under a steady flood one passes per refill, and
+            # each would bring a warning of its own (10 a second, "not logged in the last 0 s").
+            self.report_suppressed()
         self.logged += 1
         text = self._redactor_for(config).redact(one_line(data))  # masked whole, then cut
         logger.info("[%s] log %s: %s", self.server, level, cut(text, limits.stderr_line_chars))

@@ -10,7 +10,9 @@ costs is bounded per server (`limits:` of its entry):
 - a line is logged cut to `stderr_line_chars` characters; of a longer line only that much
   (plus a margin, so a secret across the cut is still recognised) is ever held in memory;
 - lines are logged through a token bucket (`stderr_burst` at once, `stderr_lines_per_second`
-  on average); the rest are counted and reported as one "suppressed" line per interval;
+  on average); the rest are counted and reported as one "suppressed" line per interval while
+  the flood lasts, and once when it is over (the next line logged with the bucket full again, or
+  the end of the stream);
 - the last `TAIL_LINES` lines are always kept (each cut to `TAIL_CHARS`), logged or not, so a
   server that dies after a flood is still reported with what it said last. Lines that are not
   logged are only counted and the tail's lines redacted when read: a flood costs the reading
@@ -142,6 +144,7 @@ class StderrForwarder:
             return
         self.lines_seen += 1
         self._tail.append((raw, cut))
+        calm = self._bucket.available() >= self._bucket.burst  # full again: the flood, if any, is over
         if not self._bucket.take():
             if not self._suppressed:
                 self._suppressed_since = time.monotonic()
@@ -150,7 +153,10 @@ class StderrForwarder:
             if time.monotonic() - self._suppressed_since >= SUPPRESSED_REPORT_S:
                 self._report_suppressed()
             return
-        self._report_suppressed()
+        if calm or time.monotonic() - self._suppressed_since >= SUPPRESSED_REPORT_S:
+            # Not at every line that passes: under a steady flood one passes per refill, and each
+            # would bring a report of its own (10 a second, "not logged in the last 0 s").
+            self._report_suppressed()
         self.lines_logged += 1
         text = self._shown(raw, cut, self.line_chars)
         logger.info("[%s] %s", self.server_name, text)
