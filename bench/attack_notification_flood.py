@@ -1,12 +1,15 @@
-"""Attack: a stdio upstream writes notifications without end; what does the gateway spend?
+"""Attack: an upstream writes notifications without end; what does the gateway spend?
 
-    .venv/bin/python bench/attack_notification_flood.py [--seconds 5] [--method M ...] [--unbounded]
+    .venv/bin/python bench/attack_notification_flood.py [--seconds 5] [--method M ...] [--transport T ...] [--unbounded]
 
-A fresh `nexus serve` with two stdio servers: `flood` (tests/robustness/notification_flood_server.py)
-writes `--method` notifications as fast as its pipe takes them, `quiet` does nothing. Once the
-flood runs, for `--seconds`: the gateway's CPU time (psutil), a call to `quiet.ping` every 0.1 s,
-and one call to `flood.ping` (its answer waits behind its own flood). `--unbounded` raises the
-flooding server's notification budget out of the way: the figures from before the budget.
+A fresh `nexus serve` with two servers: `flood` writes `--method` notifications as fast as its
+pipe or socket takes them, `quiet` (stdio) does nothing. `--transport stdio` (the default):
+tests/robustness/notification_flood_server.py; `http`: notification_flood_http_server.py on its
+streamable-HTTP GET stream; `sse`: the same server's HTTP+SSE stream. Once the flood runs, for
+`--seconds`: the gateway's CPU time (psutil), a call to `quiet.ping` every 0.1 s, and one call
+to `flood.ping` (over stdio and SSE its answer waits behind its own flood; SSE's call times out
+after 3 s). `--unbounded` raises the flooding server's notification budget out of the way: the
+figures from before the budget.
 """
 
 from __future__ import annotations
@@ -31,13 +34,17 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--method", action="append", help=f"default: {', '.join(METHODS)}")
+    parser.add_argument(
+        "--transport", action="append", choices=["stdio", "http", "sse"], help="default: stdio"
+    )
     parser.add_argument("--unbounded", action="store_true", help="no notification budget (before)")
     args = parser.parse_args()
     limits = {"notifications_per_second": 1e9, "notification_burst": 10**9} if args.unbounded else {}
-    for method in args.method or METHODS:
-        with tempfile.TemporaryDirectory() as folder:
-            report = notification_flood(Path(folder), method, args.seconds, **limits)
-        print(report.summary(), flush=True)
+    for transport in args.transport or ["stdio"]:
+        for method in args.method or METHODS:
+            with tempfile.TemporaryDirectory() as folder:
+                report = notification_flood(Path(folder), method, args.seconds, transport, **limits)
+            print(f"{transport}: {report.summary()}", flush=True)
     return 0
 
 

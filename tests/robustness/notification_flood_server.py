@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 import time
 from typing import Any
+
+from flood_server_parts import PARAMS, answer, write_count_forever
 
 _out = sys.stdout.buffer
 _lock = threading.Lock()
 _sent = [0]
 _stdin_ended = threading.Event()  # the flood stops with it, so the server exits on stdin's end
 _answers_waiting = [0]  # the flood steps aside for them: a lock is not fair, answers would starve
-_PARAMS = {
-    "notifications/message": {"level": "info", "logger": "flood", "data": "one more log record"},
-    "notifications/progress": {"progressToken": "nobody-asked", "progress": 1},
-}
 
 
 def _send(message: dict[str, Any]) -> None:
@@ -45,8 +42,8 @@ def _send(message: dict[str, Any]) -> None:
 def _flood(method: str, delay: float, seconds: float) -> None:
     time.sleep(delay)
     note: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if method in _PARAMS:
-        note["params"] = _PARAMS[method]
+    if method in PARAMS:
+        note["params"] = PARAMS[method]
     batch = (json.dumps(note, separators=(",", ":")).encode() + b"\n") * 64
     end = time.monotonic() + seconds if seconds > 0 else float("inf")
     try:
@@ -62,51 +59,28 @@ def _flood(method: str, delay: float, seconds: float) -> None:
         return
 
 
-def _count_writer(path: str) -> None:
-    while True:
-        time.sleep(0.1)
-        with open(f"{path}.tmp", "w") as handle:
-            handle.write(f"{_sent[0]}\n")
-        os.replace(f"{path}.tmp", path)
-
-
 def _answer(message: dict[str, Any]) -> dict[str, Any] | None:
-    method, request_id = message.get("method"), message.get("id")
-    if method == "notifications/initialized":
+    if message.get("method") == "notifications/initialized":
         threading.Thread(target=_flood, args=(_args.method, _args.delay, _args.seconds), daemon=True).start()
         return None
-    if request_id is None:
-        return None
-    if method == "initialize":
-        result: dict[str, Any] = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
-            "serverInfo": {"name": "flood", "version": "1"},
-        }
-    elif method == "tools/list":
-        result = {
-            "tools": [{"name": "ping", "description": "Answer pong.", "inputSchema": {"type": "object"}}]
-        }
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "pong"}], "isError": False}
-    elif method in ("ping", "logging/setLevel"):
-        result = {}
-    else:
-        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+    if message.get("id") is None:
+        return None  # a notification (or an answer) of the gateway's
+    return answer(message, "flood")
 
 
 def main() -> None:
     if _args.count_file:
-        threading.Thread(target=_count_writer, args=(_args.count_file,), daemon=True).start()
+        threading.Thread(
+            target=write_count_forever, args=(_args.count_file, lambda: _sent[0]), daemon=True
+        ).start()
     for raw in sys.stdin.buffer:
         try:
             message = json.loads(raw)
         except ValueError:
             continue
-        answer = _answer(message) if isinstance(message, dict) else None
-        if answer is not None:
-            _send(answer)
+        reply = _answer(message) if isinstance(message, dict) else None
+        if reply is not None:
+            _send(reply)
     _stdin_ended.set()
 
 

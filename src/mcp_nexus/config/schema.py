@@ -153,11 +153,14 @@ class UpstreamLimits(_Strict):
     notifications_per_second: float = Field(
         default=1000.0,
         gt=0,
-        description="stdio: messages a server sends unasked (notifications, its own requests, non-JSON "
-        "lines) read per second on average; beyond it its stdout is read no faster (answers wait behind)",
+        description="stdio, http, sse: messages a server sends unasked (notifications, its own requests; "
+        "stdio: non-JSON lines) read per second on average; beyond it its stdout or event streams are read "
+        "no faster (answers on the same stream wait behind)",
     )
     notification_burst: int = Field(
-        default=2000, ge=1, description="stdio: unasked messages read at once before the rate applies"
+        default=2000,
+        ge=1,
+        description="stdio, http, sse: unasked messages read at once before the rate applies",
     )
 
 

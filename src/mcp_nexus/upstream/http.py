@@ -75,4 +75,4 @@ class HttpSession(Session):
         )
         stack.push_async_callback(client.aclose)
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
-        return JSONRPCDispatcher(read, write)
+        return JSONRPCDispatcher(self.budgeted(read, stack), write)

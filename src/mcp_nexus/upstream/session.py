@@ -31,8 +31,10 @@ from pydantic import TypeAdapter
 
 from mcp_nexus._sdk_seams import CAPABILITIES_OVERRIDE_KEY, forward_client_capabilities
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.upstream.budgeted_stream import BudgetedReceiveStream, ReceiveStream
 from mcp_nexus.upstream.input_required import InputAnswerer, drive_input_required
 from mcp_nexus.upstream.negotiate import Era, negotiate
+from mcp_nexus.upstream.notification_budget import NotificationBudget
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +107,9 @@ class Session:
         # a connect that fails so is NEEDS_AUTH, not ERROR.
         self.login_needed: str | None = None
         self._closing = False  # close() was asked: the end is ours, not a loss
+        # What the server sends unasked is read within this budget (notification_budget.py);
+        # set by a transport that reads a server which may flood (stdio, HTTP, SSE).
+        self.notifications: NotificationBudget | None = None
 
     # -- the part a transport provides ----------------------------------------------------
 
@@ -136,10 +141,27 @@ class Session:
         """The server's OAuth client found no usable login (told by upstream/oauth/manager.py)."""
         self.login_needed = why
 
+    def budgeted(self, read: ReceiveStream, stack: AsyncExitStack) -> BudgetedReceiveStream:
+        """The transport's stream of what the server sends, read within the server's notification budget."""
+        stream = BudgetedReceiveStream(read, self.config.name, self.config.limits)
+        stack.callback(stream.budget.close)
+        self.notifications = stream.budget
+        return stream
+
     def chatter(self) -> dict[str, Any]:
-        """What this transport counts of the server's unasked traffic (stdio: its stderr lines and its
-        notification budget); nothing by default."""
-        return {}
+        """What this transport counts of the server's unasked traffic: its notification budget (stdio,
+        HTTP, SSE; stdio adds its stderr lines)."""
+        budget = self.notifications
+        if budget is None:
+            return {}
+        return {
+            "notifications": {
+                "floods": budget.episodes,  # times its output was held back (one warning each)
+                "delayed": budget.delayed,
+                "paused_seconds": round(budget.paused_seconds, 3),
+                "paused": budget.paused,
+            }
+        }
 
     def describe_failure(self, exc: BaseException) -> str:
         """Why the session failed, as operators should read it (a transport may know better)."""

@@ -27,4 +27,4 @@ class SseSession(Session):
                 auth=oauth_auth(config, self),
             )
         )
-        return JSONRPCDispatcher(read, write)
+        return JSONRPCDispatcher(self.budgeted(read, stack), write)

@@ -76,7 +76,6 @@ class StdioSession(Session):
         self.process: asyncio.subprocess.Process | None = None
         self.stderr: StderrForwarder | None = None
         self.peer: JsonRpcPeer | None = None
-        self.notifications: NotificationBudget | None = None
         self._client_info = {"name": "mcp-nexus", "version": _version()}
 
     @property
@@ -123,21 +122,13 @@ class StdioSession(Session):
         return peer
 
     def chatter(self) -> dict[str, Any]:
-        found: dict[str, Any] = {}
+        found = super().chatter()
         stderr = self.stderr
         if stderr is not None:
             found["stderr_lines"] = {
                 "seen": stderr.lines_seen,
                 "logged": stderr.lines_logged,
                 "suppressed": stderr.lines_suppressed,
-            }
-        budget = self.notifications
-        if budget is not None:
-            found["notifications"] = {
-                "floods": budget.episodes,  # times its output was held back (one warning each)
-                "delayed": budget.delayed,
-                "paused_seconds": round(budget.paused_seconds, 3),
-                "paused": budget.paused,
             }
         return found
 

@@ -319,8 +319,9 @@ def openapi_document() -> dict[str, Any]:
                         "chatter": {
                             "type": "object",
                             "description": "what the server sent unasked and what the bounds kept of it: "
-                            "log_records (seen, logged, suppressed), and for stdio stderr_lines (the same) "
-                            "and notifications (floods, delayed, paused_seconds, paused)",
+                            "log_records (seen, logged, suppressed); for stdio, http and sse the notification budget's "
+                            "notifications (floods, delayed, paused_seconds, paused); for stdio stderr_lines "
+                            "(seen, logged, suppressed)",
                         },
                         "wanted": {"type": "boolean"},
                         "auto_restart": {"type": "boolean"},
