@@ -70,7 +70,8 @@ async def test_a_steady_stderr_flood_is_reported_per_interval_not_at_every_line_
         forwarder.close_parent_end()
         assert await forwarder.wait_drained(5)
     reports = [r.getMessage() for r in caplog.records if "not logged" in r.getMessage()]
-    assert forwarder.lines_logged >= 5 + 10, forwarder.lines_logged  # the rate let some through
+    # Past the burst of 5, the rate let some through (each of them brought a report before).
+    assert forwarder.lines_logged > 5, forwarder.lines_logged
     assert len(reports) == 1, reports  # once, at the end of the stream (the interval is 10 s)
     assert forwarder.lines_seen == sent
     assert f"{forwarder.lines_suppressed} stderr line(s) not logged" in reports[0]
