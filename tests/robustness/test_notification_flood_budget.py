@@ -48,6 +48,11 @@ def test_a_notification_flood_costs_under_40_percent_of_a_core_and_other_calls_s
         assert report.flood_call < 15.0 and "pong" in report.flood_answer, (detail, report.flood_answer)
     warnings = [line for line in report.log.splitlines() if WARNING in line]
     assert len(warnings) == 1 and "server flood sent" in warnings[0], warnings  # once per flood
+    # What it says of the server's answers meanwhile: only streamable HTTP answers on streams apart.
+    answers = (
+        "its answers come on their own streams" if transport == "http" else "its answers wait behind them"
+    )
+    assert answers in warnings[0], warnings
     assert "Traceback" not in report.log, report.log[-3000:]
     # What an operator sees of it (GET /api/servers): the flood, once, and what it held back.
     notifications = report.chatter["notifications"]

@@ -43,12 +43,22 @@ class ReceiveStream(Protocol):
 class BudgetedReceiveStream:
     """`inner`, with each unasked message charged to `budget`; receiving waits while it is over."""
 
-    def __init__(self, inner: ReceiveStream, server: str, limits: UpstreamLimits) -> None:
+    def __init__(
+        self, inner: ReceiveStream, server: str, limits: UpstreamLimits, *, answers_apart: bool = True
+    ) -> None:
+        """`answers_apart`: the server's answers come on streams of their own (streamable HTTP),
+        not behind its notifications on one stream (HTTP+SSE)."""
         self._inner = inner
         self._open = asyncio.Event()
         self._open.set()
         self.budget = NotificationBudget(
-            server, limits.notifications_per_second, limits.notification_burst, self
+            server,
+            limits.notifications_per_second,
+            limits.notification_burst,
+            self,
+            answers="its answers come on their own streams"
+            if answers_apart
+            else "its answers wait behind them",
         )
 
     # -- what the budget pauses and resumes ---------------------------------------------------

@@ -50,6 +50,7 @@ class NotificationBudget:
         burst: int,
         source: PausableSource,
         clock: Callable[[], float] = time.monotonic,
+        answers: str = "its answers wait behind them",
     ) -> None:
         if not rate > 0:
             raise ValueError(f"server {server!r}: notifications_per_second must be above 0, not {rate!r}")
@@ -60,6 +61,7 @@ class NotificationBudget:
         self.burst = float(burst)
         self._source = source
         self._clock = clock
+        self._answers = answers  # what the warning says of the server's answers meanwhile
         self._loop = asyncio.get_running_loop()
         now = clock()
         self._tokens = self.burst
@@ -127,12 +129,13 @@ class NotificationBudget:
             self.episodes += 1
             logger.warning(
                 "server %s sent %d notifications in %.1f s, over its budget (%g a second, %d at once): "
-                "its output is read no faster until it calms down; its answers wait behind them",
+                "its output is read no faster until it calms down; %s",
                 self.server,
                 self._count,
                 now - self._since,
                 self.rate,
                 self.burst,
+                self._answers,
             )
         # Planned once the chunk being read now is handled: what it still holds adds to the debt.
         self.close()

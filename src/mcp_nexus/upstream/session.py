@@ -141,9 +141,14 @@ class Session:
         """The server's OAuth client found no usable login (told by upstream/oauth/manager.py)."""
         self.login_needed = why
 
-    def budgeted(self, read: ReceiveStream, stack: AsyncExitStack) -> BudgetedReceiveStream:
-        """The transport's stream of what the server sends, read within the server's notification budget."""
-        stream = BudgetedReceiveStream(read, self.config.name, self.config.limits)
+    def budgeted(
+        self, read: ReceiveStream, stack: AsyncExitStack, *, answers_apart: bool = True
+    ) -> BudgetedReceiveStream:
+        """The transport's stream of what the server sends, read within the server's notification
+        budget; `answers_apart`: its answers come on streams of their own (see BudgetedReceiveStream)."""
+        stream = BudgetedReceiveStream(
+            read, self.config.name, self.config.limits, answers_apart=answers_apart
+        )
         stack.callback(stream.budget.close)
         self.notifications = stream.budget
         return stream

@@ -27,4 +27,5 @@ class SseSession(Session):
                 auth=oauth_auth(config, self),
             )
         )
-        return JSONRPCDispatcher(self.budgeted(read, stack), write)
+        # The older transport answers on the one event stream, behind whatever the server sent before.
+        return JSONRPCDispatcher(self.budgeted(read, stack, answers_apart=False), write)
