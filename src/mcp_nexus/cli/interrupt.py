@@ -11,6 +11,12 @@ Three windows, three answers:
   collector's sight: the interpreter's last collections walked them all, which took
   seconds under load after a Ctrl-C that had already been answered.
 
+And one case across them: a Ctrl-C whose KeyboardInterrupt is raised while Python runs a weakref
+callback or a `__del__` (an import's module-lock callback, `_get_module_lock.<locals>.cb`) is
+printed as "Exception ignored" and dropped, and the command ran on (`nexus stats --watch`
+still drawing 2 s after the SIGINT, seen once in a loaded run of the whole suite). Such a
+KeyboardInterrupt is raised again in the main thread a moment later, where it propagates.
+
 This module stays light (standard library only, nothing from rich or typer) because it has to
 be in place before the heavy imports begin; and it does nothing unless the process is the
 `nexus` program itself, so a test importing the CLI keeps its own Ctrl-C.
@@ -18,12 +24,15 @@ be in place before the heavy imports begin; and it does nothing unless the proce
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import gc
 import os
 import signal
 import sys
+import threading
 from types import FrameType
+from typing import Any
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
@@ -46,10 +55,33 @@ def _on_exit() -> None:
     gc.freeze()  # the final collections then skip what the imports made: a prompt exit
 
 
+_REDELIVER_AFTER_S = 0.01
+"""Not from the hook itself: the interrupt would be raised inside the hook, and dropped again."""
+
+
+def keep_lost_interrupts() -> None:
+    """From here on, a KeyboardInterrupt that Python would drop as unraisable is raised again."""
+    previous = sys.unraisablehook
+    if getattr(previous, "keeps_lost_interrupts", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            timer = threading.Timer(_REDELIVER_AFTER_S, _thread.interrupt_main)
+            timer.daemon = True  # a process already on its way out is not held back by it
+            timer.start()
+            return
+        previous(unraisable)
+
+    hook.keeps_lost_interrupts = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
+
+
 IS_PROGRAM = _is_program()
 if IS_PROGRAM and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _end_now)  # from here on, a Ctrl-C ends the start quietly
     atexit.register(_on_exit)
+    keep_lost_interrupts()
 
 
 def command_started() -> None:
