@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -64,6 +65,7 @@ async def test_a_rotated_key_is_fetched_and_made_up_kids_are_bounded(
     new_kid = rotating_idp.rotate()
     rotated = rotating_idp.token("alice", resource=url)
     assert json.loads(base64.urlsafe_b64decode(rotated.split(".")[0] + "=="))["kid"] == new_kid
+    fetched_by = time.monotonic()  # the fetch for the new kid is attempted during the next request
     assert (await post(rotated)).status_code == 200
     assert status()["jwks_fetches"] == 2
 
@@ -75,4 +77,7 @@ async def test_a_rotated_key_is_fetched_and_made_up_kids_are_bounded(
             "error": "invalid_token",
             "error_description": f"the token's signing key (kid 'made-up-{n}') is not one of the issuer's",
         }
-    assert status()["jwks_fetches"] == 2
+    # At most one fetch per interval: none unless the three requests took longer than the interval
+    # (on a loaded runner they once did, and the third made-up kid was rightly allowed a fetch).
+    intervals = int((time.monotonic() - fetched_by) // REFRESH_INTERVAL)
+    assert status()["jwks_fetches"] <= 2 + intervals, (status(), intervals)

@@ -43,9 +43,12 @@ def test_a_notification_flood_costs_under_40_percent_of_a_core_and_other_calls_s
         assert report.flood_call < 8.0, detail
         assert "did not answer within 3 s on server 'flood'" in report.flood_answer, report.flood_answer
     else:
-        # Over stdio its answer waits behind its flood (what its pipe holds, ~3 s at 1,000 a
-        # second) but arrives; over streamable HTTP it comes on a stream of its own.
-        assert report.flood_call < 15.0 and "pong" in report.flood_answer, (detail, report.flood_answer)
+        # Over stdio its answer waits behind its flood (what its pipe holds, ~3 s at 1,000 a second
+        # on a quiet machine, 19.6 s once with three test workers on two cores) but arrives: "pong",
+        # not the gateway's 30 s timeout. Over streamable HTTP it comes on a stream of its own.
+        assert "pong" in report.flood_answer, (detail, report.flood_answer)
+        if transport == "http":
+            assert report.flood_call < 5.0, detail  # milliseconds when quiet: no wait behind the flood
     warnings = [line for line in report.log.splitlines() if WARNING in line]
     assert len(warnings) == 1 and "server flood sent" in warnings[0], warnings  # once per flood
     # What it says of the server's answers meanwhile: only streamable HTTP answers on streams apart.
