@@ -42,13 +42,18 @@ def lines(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -> list[s
     ]
 
 
+def clocked(caplog: pytest.LogCaptureFixture, **limits: object) -> tuple[ServerLogRecords, Clock]:
+    """A server's log records under `limits`, on a clock the test moves; INFO and up captured."""
+    caplog.set_level(logging.INFO, logger="mcp_nexus")
+    clock = Clock()
+    config = server(**limits)
+    return ServerLogRecords("chatty", lambda: config, clock), clock
+
+
 def test_a_burst_is_logged_then_the_rate_and_the_rest_are_counted_in_one_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="mcp_nexus")
-    clock = Clock()
-    config = server(stderr_burst=5, stderr_lines_per_second=2)
-    records = ServerLogRecords("chatty", lambda: config, clock)
+    records, clock = clocked(caplog, stderr_burst=5, stderr_lines_per_second=2)
     for n in range(50):
         records.log("info", f"record {n}")
     assert lines(caplog) == [f"[chatty] log info: record {n}" for n in range(5)]
@@ -71,10 +76,7 @@ def test_a_steady_flood_past_the_rate_is_one_warning_per_interval_not_one_per_re
 ) -> None:
     # The rate lets a record through now and then, as a real flood does (1,000 a second against
     # 10 a second here); each of those said the count so far: 10 warnings a second.
-    caplog.set_level(logging.INFO, logger="mcp_nexus")
-    clock = Clock()
-    config = server(stderr_burst=100, stderr_lines_per_second=10)
-    records = ServerLogRecords("chatty", lambda: config, clock)
+    records, clock = clocked(caplog, stderr_burst=100, stderr_lines_per_second=10)
     for _ in range(25_000):  # 25 s of 1,000 records a second
         records.log("info", "x")
         clock.now += 0.001
@@ -85,10 +87,7 @@ def test_a_steady_flood_past_the_rate_is_one_warning_per_interval_not_one_per_re
 
 
 def test_a_long_flood_is_said_every_interval_not_per_record(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="mcp_nexus")
-    clock = Clock()
-    config = server(stderr_burst=1, stderr_lines_per_second=0.001)
-    records = ServerLogRecords("chatty", lambda: config, clock)
+    records, clock = clocked(caplog, stderr_burst=1, stderr_lines_per_second=0.001)
     for _ in range(30):  # 30 s of 1,000 records a second
         for _ in range(1000):
             records.log("debug", "x")
