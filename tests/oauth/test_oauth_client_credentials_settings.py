@@ -26,6 +26,7 @@ from mcp_nexus.config.oauth import OAuthSettings
 from mcp_nexus.config.schema import ServerConfig
 from mcp_nexus.upstream.oauth.errors import LoginFailed
 from mcp_nexus.upstream.oauth.grants import unattended_auth
+from mcp_nexus.upstream.oauth.refusal import SettingsNamedAuth
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 from mcp_nexus.upstream.oauth.vault import EncryptedFileVault
 
@@ -157,9 +158,16 @@ def test_a_server_config_takes_the_grant_and_keeps_its_secrets_out_of_its_repr()
     assert "hush-1" not in shown and "eyJ.id.token" not in shown
 
 
+def _provider(settings: OAuthSettings, tmp_path: Path) -> httpx2.Auth:
+    """The SDK provider inside the auth: a refused token request is named in the settings' terms (refusal.py)."""
+    auth = _auth(settings, tmp_path)
+    assert isinstance(auth, SettingsNamedAuth)
+    return auth.inner
+
+
 def test_each_grant_gets_the_sdk_provider_for_it(tmp_path: Path) -> None:
     basic = _settings(grant="client_credentials", client_id="c", client_secret="s")
-    assert type(_auth(basic, tmp_path)) is ClientCredentialsOAuthProvider
+    assert type(_provider(basic, tmp_path)) is ClientCredentialsOAuthProvider
     signed = _settings(
         grant="client_credentials",
         client_id="c",
@@ -168,7 +176,7 @@ def test_each_grant_gets_the_sdk_provider_for_it(tmp_path: Path) -> None:
         signing_algorithm="ES256",
         issuer="http://127.0.0.1:9",
     )
-    assert type(_auth(signed, tmp_path)) is PrivateKeyJWTOAuthProvider
+    assert type(_provider(signed, tmp_path)) is PrivateKeyJWTOAuthProvider
     enterprise = _settings(
         grant="identity_assertion",
         client_id="c",
@@ -176,7 +184,7 @@ def test_each_grant_gets_the_sdk_provider_for_it(tmp_path: Path) -> None:
         issuer="http://127.0.0.1:9",
         identity_provider=IDP,
     )
-    assert type(_auth(enterprise, tmp_path)) is IdentityAssertionOAuthProvider
+    assert type(_provider(enterprise, tmp_path)) is IdentityAssertionOAuthProvider
 
 
 def test_a_missing_or_wrong_private_key_fails_the_connect_naming_the_file_not_the_key(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ Both are the SDK's extension providers (`mcp.client.auth.extensions`), built fro
   token exchange at the enterprise identity provider turning its ID token into an ID-JAG, which
   the SDK then presents to the MCP authorization server as a jwt-bearer grant (RFC 7523).
 
-Tokens go to the server's vault storage like any login's, so a restart reuses an unexpired one;
-a 401 makes the provider fetch a new token by itself. Nothing here waits for a person, so such
+A refused token request (RFC 6749's `invalid_client` and kin) names the `auth.*` settings to
+check (refusal.py). Tokens go to the server's vault storage like any login's, so a restart
+reuses an unexpired one; a 401 makes the provider fetch a new token by itself. Nothing here waits for a person, so such
 a server is never NEEDS_AUTH: a refused credential is an error of the connect (ERROR, retried).
 """
 
@@ -33,6 +34,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcp_nexus.config.oauth import IdentityProviderSettings, OAuthSettings
 from mcp_nexus.upstream.oauth.errors import LoginFailed
+from mcp_nexus.upstream.oauth.refusal import SettingsNamedAuth
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -44,7 +46,14 @@ IDP_TIMEOUT_S = 30.0
 def unattended_auth(
     server: str, server_url: str, settings: OAuthSettings, storage: VaultTokenStorage
 ) -> httpx2.Auth:
-    """The `httpx2.Auth` of a server whose `auth.grant` is client_credentials or identity_assertion."""
+    """The `httpx2.Auth` of a server whose `auth.grant` is client_credentials or identity_assertion;
+    a refused token request names the settings to check (refusal.py)."""
+    return SettingsNamedAuth(_provider(server, server_url, settings, storage), server, settings)
+
+
+def _provider(
+    server: str, server_url: str, settings: OAuthSettings, storage: VaultTokenStorage
+) -> httpx2.Auth:
     if settings.grant == "identity_assertion":
         return _identity_assertion(server, server_url, settings, storage)
     if settings.grant != "client_credentials":
