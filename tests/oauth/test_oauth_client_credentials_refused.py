@@ -9,6 +9,7 @@ which settings to check, keeps the provider's own answer, and never shows the se
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from mcp_nexus.config.load import config_from_document
 from mcp_nexus.config.oauth import OAuthSettings
 from mcp_nexus.runtime import Runtime, RuntimeOptions
 from mcp_nexus.upstream.oauth.refusal import refusal_of, settings_to_check
+from mcp_nexus.upstream.oauth.sdk_flow_log import SDK_LOGGER
 from mcp_nexus.upstream.status import UpstreamState
 from oauth.test_oauth_per_user_token_exchange import NEXUS_CLIENT, protected_upstream
 from support.polling import eventually
@@ -53,8 +55,9 @@ async def gateway_with(upstream_url: str, idp: Idp, client_id: str, secret: str)
     ids=["wrong-secret", "unknown-client"],
 )
 async def test_refused_client_credentials_name_the_settings_and_never_the_secret(
-    tmp_path: Path, idp: Idp, client_id: str, secret: str
+    tmp_path: Path, idp: Idp, client_id: str, secret: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO)
     with protected_upstream(tmp_path, idp) as (upstream_url, _):
         async with gateway_with(upstream_url, idp, client_id, secret) as runtime:
             upstream = runtime.gateway.upstreams["up"]
@@ -68,6 +71,11 @@ async def test_refused_client_credentials_name_the_settings_and_never_the_secret
             assert "auth.client_id" in reason and "auth.client_secret" in reason, reason
             assert "'up'" in reason, reason
             assert secret not in reason, reason
+        # Said once per attempt, as the server's state; not again as the SDK's traceback.
+        assert any(reason in record.getMessage() for record in caplog.records)
+        sdk = [record for record in caplog.records if record.name == SDK_LOGGER]
+        assert not sdk, [record.getMessage() for record in sdk]
+        assert all(secret not in record.getMessage() for record in caplog.records)
 
 
 def _settings(**fields: object) -> OAuthSettings:

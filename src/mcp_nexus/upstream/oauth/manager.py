@@ -41,6 +41,7 @@ from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, LoginFailed, 
 from mcp_nexus.upstream.oauth.grants import unattended_auth
 from mcp_nexus.upstream.oauth.probe import probe_server
 from mcp_nexus.upstream.oauth.provider import NexusOAuthProvider
+from mcp_nexus.upstream.oauth.sdk_flow_log import quiet_reported_flow_errors
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 from mcp_nexus.upstream.oauth.vault import EncryptedFileVault, TokenVault
 from mcp_nexus.upstream.state import UpstreamState
@@ -106,6 +107,7 @@ class OAuthManager:
         if bus is not None:
             bus.subscribe(ServerStateChanged, self._on_state)
         _managers.add(self)
+        quiet_reported_flow_errors()  # each failure is this gateway's to report, in one line
 
     def configure(
         self,
