@@ -13,7 +13,8 @@ attempts, refused ones included), GET
 `/test/presented` (every bearer token shown to `/mcp`), POST `/test/subject` (`{"subject": s}`:
 who the next authorizations are for; "operator" at start), POST `/test/forget-clients` (every
 registered client is forgotten, as by an authorization server that lost its state: the token
-endpoint then answers `invalid_client`, `/authorize` "Client ID not found"). The tool `whoami` answers the
+endpoint then answers `invalid_client`, `/authorize` "Client ID not found"). The tool `whoami` (and the
+resource `whoami://subject`, the prompt `whoami_prompt`) answers the
 subject of the token its call came with.
 """
 
@@ -188,6 +189,18 @@ def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
         """The subject of the token this call came with (whose login the caller used)."""
         token = get_access_token()
         return (token.subject or "-") if token is not None else "-"
+
+    @server.resource("whoami://subject", mime_type="text/plain")
+    async def whoami_resource() -> str:
+        """The subject of the token this read came with (resources go per user too)."""
+        token = get_access_token()
+        return (token.subject or "-") if token is not None else "-"
+
+    @server.prompt()
+    async def whoami_prompt() -> str:
+        """A prompt naming the subject of the token it was asked with (prompts go per user too)."""
+        token = get_access_token()
+        return f"asked as {(token.subject or '-') if token is not None else '-'}"
 
     @server.custom_route("/test/subject", methods=["POST"])
     async def subject(request: Request) -> JSONResponse:

@@ -120,6 +120,10 @@ class McpUser:
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """The JSON-RPC response to tools/call: its `result` or its `error`."""
+        return await self.request("tools/call", {"name": tool, "arguments": arguments or {}})
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The JSON-RPC response to any request on this user's session: its `result` or its `error`."""
         auth = {"Authorization": f"Bearer {self.token}"}
         async with httpx2.AsyncClient(timeout=30, headers=auth) as http:
             if self.headers is None:
@@ -144,12 +148,7 @@ class McpUser:
                     http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers
                 )
             self.next_id += 1
-            request = {
-                "jsonrpc": "2.0",
-                "id": self.next_id,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments or {}},
-            }
+            request = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
             return dict(await self._post(http, request, self.headers))
 
     async def whoami(self) -> str:

@@ -4,8 +4,9 @@ A user's calls to such a server go over a session of their own that carries thei
 (upstream/oauth/per_user.py), opened on their first call. The sessions of one server are
 bounded (`max_user_sessions`): opening one more closes the least recently used idle one, and
 when every one is busy the call is refused rather than the bound exceeded. A session unused for
-`user_session_idle_s` is closed. The server's own session (the operator's login) stays what
-lists its tools and serves callers without a user.
+`user_session_idle_s` is closed. Every request a user makes of the server goes over it: tools,
+resources, prompts and completions (`as_user`). The server's own session (the operator's login)
+stays what lists its tools, resources and prompts, and serves callers without a user.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from mcp.shared.dispatcher import ProgressFnT
@@ -35,6 +36,8 @@ from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import Upstream, UpstreamUnavailable
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -275,6 +278,29 @@ def _drop(pool: UserSessions) -> None:
 _closing: set[asyncio.Task[None]] = set()  # closes in progress (a task nobody holds may be collected)
 
 
+async def as_user(
+    upstream: Upstream,
+    identity: str,
+    send: Callable[[Session], Awaitable[T]],
+    *,
+    capabilities: dict[str, Any] | None,
+    subject_token: str | None = None,
+) -> T:
+    """`send` over this user's own session (any method: tools/call, resources/read, prompts/get,
+    completion/complete); without their login, the error that leads to it."""
+    config = upstream.config
+    pool = user_sessions(upstream)
+    if config.auth is not None and config.auth.token_exchange is not None:
+        await pool.exchange_now(identity, subject_token)
+    try:
+        async with pool.session(identity) as session:
+            return await send(session)
+    except UserLoginRequired:
+        raise await user_logins(config).login_required(config, identity, capabilities) from None
+    except ConnectionError as exc:
+        raise UpstreamUnavailable(str(exc)) from exc
+
+
 async def call_tool_as_user(
     upstream: Upstream,
     identity: str,
@@ -291,23 +317,17 @@ async def call_tool_as_user(
     subject_token: str | None = None,
 ) -> ToolOutcome:
     """tools/call over this user's own session; without their login, the error that leads to it."""
-    config = upstream.config
-    pool = user_sessions(upstream)
-    if config.auth is not None and config.auth.token_exchange is not None:
-        await pool.exchange_now(identity, subject_token)
-    try:
-        async with pool.session(identity) as session:
-            return await session.call_tool(
-                name,
-                arguments,
-                meta=meta,
-                timeout=timeout or config.timeouts.call,
-                progress=progress,
-                capabilities=capabilities,
-                round_=round_,
-                answer_input=None if modern else answer_input,
-            )
-    except UserLoginRequired:
-        raise await user_logins(config).login_required(config, identity, capabilities) from None
-    except ConnectionError as exc:
-        raise UpstreamUnavailable(str(exc)) from exc
+
+    async def send(session: Session) -> ToolOutcome:
+        return await session.call_tool(
+            name,
+            arguments,
+            meta=meta,
+            timeout=timeout or upstream.config.timeouts.call,
+            progress=progress,
+            capabilities=capabilities,
+            round_=round_,
+            answer_input=None if modern else answer_input,
+        )
+
+    return await as_user(upstream, identity, send, capabilities=capabilities, subject_token=subject_token)

@@ -36,14 +36,18 @@ from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.oauth.per_user import is_per_user, is_user
+from mcp_nexus.upstream.session import Session
 from mcp_nexus.upstream.state import UpstreamState
 from mcp_nexus.upstream.upstream import CallerEra, Upstream, UpstreamUnavailable
-from mcp_nexus.upstream.user_sessions import call_tool_as_user
+from mcp_nexus.upstream.user_sessions import as_user, call_tool_as_user
 
 logger = logging.getLogger(__name__)
 
 SERVER_META_KEY = "nexus/server"
 _PASS_ON_CODES = (types.METHOD_NOT_FOUND, types.INVALID_PARAMS, -32002)  # "not mine" from a broadcast
+# ...and, in a broadcast only, "not now" from a server that may not even hold the URI: down, or a
+# per-user server this user has not logged in to (its login URL is the answer if no one else has it).
+_BROADCAST_NOT_NOW = (UnavailableError.code, types.URL_ELICITATION_REQUIRED)
 
 
 class RouteStep:
@@ -108,7 +112,7 @@ class RouteStep:
 
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         caller = call.caller
-        if is_per_user(upstream.config) and is_user(caller.identity):  # the user's own login, own session
+        if _as_user(caller, upstream):  # the user's own login, own session
             outcome = await call_tool_as_user(
                 upstream,
                 caller.identity,
@@ -140,25 +144,29 @@ class RouteStep:
     # -- resources, prompts, completions ------------------------------------------------------
 
     async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
-        session = await upstream.session_for(_era(call.caller))
-        return await session.read_resource(
-            uri,
-            timeout=timeout,
-            capabilities=call.caller.capabilities if call.caller.modern else None,
-            round_=call.round,
-            answer_input=None if call.caller.modern else self.answer_input(call),
-        )
+        async def read(session: Session) -> Any:
+            return await session.read_resource(
+                uri,
+                timeout=timeout,
+                capabilities=call.caller.capabilities if call.caller.modern else None,
+                round_=call.round,
+                answer_input=None if call.caller.modern else self.answer_input(call),
+            )
+
+        return await _over_callers_session(call.caller, upstream, read)
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
-        session = await upstream.session_for(_era(call.caller))
-        return await session.get_prompt(
-            original,
-            call.arguments or None,
-            timeout=timeout,
-            capabilities=call.caller.capabilities if call.caller.modern else None,
-            round_=call.round,
-            answer_input=None if call.caller.modern else self.answer_input(call),
-        )
+        async def get(session: Session) -> Any:
+            return await session.get_prompt(
+                original,
+                call.arguments or None,
+                timeout=timeout,
+                capabilities=call.caller.capabilities if call.caller.modern else None,
+                round_=call.round,
+                answer_input=None if call.caller.modern else self.answer_input(call),
+            )
+
+        return await _over_callers_session(call.caller, upstream, get)
 
     async def _complete(self, call: ToolCall) -> Any:
         ref = call.arguments["ref"]
@@ -176,10 +184,14 @@ class RouteStep:
             return types.CompleteResult(completion=types.Completion(values=[]))
 
         async def complete(call: ToolCall, upstream: Upstream, target: Any, timeout: float) -> Any:
-            session = upstream.session()
-            return await session.complete(
-                target, call.arguments["argument"], call.arguments.get("context"), timeout=timeout
-            )
+            async def ask(session: Session) -> Any:
+                return await session.complete(
+                    target, call.arguments["argument"], call.arguments.get("context"), timeout=timeout
+                )
+
+            if _as_user(call.caller, upstream):
+                return await _over_callers_session(call.caller, upstream, ask)
+            return await ask(upstream.session())
 
         return await self._try_each(call, pairs, False, complete)
 
@@ -227,7 +239,7 @@ class RouteStep:
                     )
                     logger.info("%s: server %s timed out, trying the next", call.name, upstream.name)
                     continue
-                if broadcast and code in _PASS_ON_CODES:
+                if broadcast and (code in _PASS_ON_CODES or code in _BROADCAST_NOT_NOW):
                     last_error = exc
                     continue
                 raise  # the server's own answer
@@ -249,6 +261,28 @@ class RouteStep:
             f"no server could answer {call.name}: {last_error} (tried {', '.join(call.servers_tried)})",
             data={"servers_tried": list(call.servers_tried), _key(call): call.name},
         )
+
+
+def _as_user(caller: Caller, upstream: Upstream) -> bool:
+    """Whether this caller's request goes over their own session: a user, on a per-user server."""
+    return is_per_user(upstream.config) and is_user(caller.identity)
+
+
+async def _over_callers_session(
+    caller: Caller, upstream: Upstream, send: Callable[[Session], Awaitable[Any]]
+) -> Any:
+    """`send` over the session this caller's request belongs on: a user's own on a per-user server
+    (never the operator's login: it would read as the operator), else the one of the caller's era."""
+    if _as_user(caller, upstream):
+        assert caller.identity is not None
+        return await as_user(
+            upstream,
+            caller.identity,
+            send,
+            capabilities=caller.capabilities,
+            subject_token=caller.access_token,
+        )
+    return await send(await upstream.session_for(_era(caller)))
 
 
 def _era(caller: Caller) -> CallerEra:
