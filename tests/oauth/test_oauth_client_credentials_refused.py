@@ -9,6 +9,7 @@ which settings to check, keeps the provider's own answer, and never shows the se
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,7 @@ from lifecycle.faults import document
 from mcp_nexus.config.load import config_from_document
 from mcp_nexus.config.oauth import OAuthSettings
 from mcp_nexus.runtime import Runtime, RuntimeOptions
-from mcp_nexus.upstream.oauth.refusal import refusal_of, settings_to_check
+from mcp_nexus.upstream.oauth.refusal import DESCRIPTION_MAX, refusal_of, settings_to_check
 from mcp_nexus.upstream.oauth.sdk_flow_log import SDK_LOGGER
 from mcp_nexus.upstream.status import UpstreamState
 from oauth.test_oauth_per_user_token_exchange import NEXUS_CLIENT, protected_upstream
@@ -112,3 +113,13 @@ def test_each_rfc6749_refusal_names_the_settings_it_points_at(
 def test_a_refusal_it_cannot_read_or_place_stays_the_sdks_error(message: str) -> None:
     code, _ = refusal_of(OAuthTokenError(message))
     assert not code or settings_to_check(_settings(client_secret="s"), code) is None
+
+
+def test_a_hostile_description_is_cut_and_cannot_forge_a_log_line() -> None:
+    body = json.dumps(
+        {"error": "invalid_client", "error_description": "bad\n2026-11-27 ERROR forged" + "x" * 10_000}
+    )
+    code, description = refusal_of(OAuthTokenError(f"Token exchange failed (401): {body}"))
+    assert code == "invalid_client"
+    assert "\n" not in description and description.startswith("bad?2026-11-27 ERROR forged")
+    assert len(description) <= DESCRIPTION_MAX + 3

@@ -5,8 +5,9 @@ authorization server's JSON>`. That names RFC 6749's error code (`invalid_client
 operator should fix. `SettingsNamedAuth` wraps such a provider. It passes every step of the
 provider's flow through unchanged. When the token endpoint refuses with one of the codes of RFC 6749
 section 5.2, it raises `ClientRefused`, which names the server, the settings that code points at,
-and the server's own code and description. It never repeats what was sent, so no secret. A
-refusal it cannot read stays the SDK's error, as it was.
+and the server's own code and description (cut to 200 characters, control characters replaced:
+they go into every retry's log line). It never repeats what was sent, so no secret. A refusal
+it cannot read stays the SDK's error, as it was.
 """
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ def settings_to_check(settings: OAuthSettings, code: str) -> str | None:
     return None
 
 
+CODE_MAX = 64
+DESCRIPTION_MAX = 200  # the server's words go into the server's state and every retry's log line
+
+
+def _printable(text: str, limit: int) -> str:
+    """At most `limit` characters, none that could start a forged log line or move the cursor."""
+    kept = "".join(char if char.isprintable() else "?" for char in text[: limit + 1])
+    return kept if len(kept) <= limit else kept[:limit] + "..."
+
+
 def refusal_of(exc: OAuthTokenError) -> tuple[str, str]:
     """(error code, description) of the SDK's "Token exchange failed (...): <body>"; ("", "") when unreadable."""
     _, _, body = str(exc).partition("): ")
@@ -50,7 +61,10 @@ def refusal_of(exc: OAuthTokenError) -> tuple[str, str]:
     if not isinstance(answer, dict) or not isinstance(answer.get("error"), str):
         return "", ""
     description = answer.get("error_description")
-    return answer["error"], description if isinstance(description, str) else ""
+    return (
+        _printable(answer["error"], CODE_MAX),
+        _printable(description, DESCRIPTION_MAX) if isinstance(description, str) else "",
+    )
 
 
 class SettingsNamedAuth(httpx2.Auth):
