@@ -14,7 +14,7 @@ attempts, refused ones included), GET
 who the next authorizations are for; "operator" at start), POST `/test/forget-clients` (every
 registered client is forgotten, as by an authorization server that lost its state: the token
 endpoint then answers `invalid_client`, `/authorize` "Client ID not found"). The tool `whoami` (and the
-resource `whoami://subject`, the prompt `whoami_prompt`) answers the
+resource `whoami://subject`, the prompt `whoami_prompt`, the completions of prompt `greet`) answers the
 subject of the token its call came with.
 """
 
@@ -40,6 +40,7 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp_types import Completion
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -201,6 +202,16 @@ def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
         """A prompt naming the subject of the token it was asked with (prompts go per user too)."""
         token = get_access_token()
         return f"asked as {(token.subject or '-') if token is not None else '-'}"
+
+    @server.prompt()
+    async def greet(name: str) -> str:
+        """A prompt with an argument, whose completions name the asker (completions go per user too)."""
+        return f"hello {name}"
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> Completion:
+        token = get_access_token()
+        return Completion(values=[(token.subject or "-") if token is not None else "-"])
 
     @server.custom_route("/test/subject", methods=["POST"])
     async def subject(request: Request) -> JSONResponse:

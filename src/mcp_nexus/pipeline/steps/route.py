@@ -44,6 +44,7 @@ from mcp_nexus.upstream.user_sessions import as_user, call_tool_as_user
 logger = logging.getLogger(__name__)
 
 SERVER_META_KEY = "nexus/server"
+UPSTREAM_STAMP = "io.modelcontextprotocol/serverInfo"  # a 2026-07-28 server's stamp on each result
 _PASS_ON_CODES = (types.METHOD_NOT_FOUND, types.INVALID_PARAMS, -32002)  # "not mine" from a broadcast
 # ...and, in a broadcast only, "not now" from a server that may not even hold the URI: down, or a
 # per-user server this user has not logged in to (its login URL is the answer if no one else has it).
@@ -153,7 +154,7 @@ class RouteStep:
                 answer_input=None if call.caller.modern else self.answer_input(call),
             )
 
-        return await _over_callers_session(call.caller, upstream, read)
+        return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, read))
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         async def get(session: Session) -> Any:
@@ -166,7 +167,7 @@ class RouteStep:
                 answer_input=None if call.caller.modern else self.answer_input(call),
             )
 
-        return await _over_callers_session(call.caller, upstream, get)
+        return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, get))
 
     async def _complete(self, call: ToolCall) -> Any:
         ref = call.arguments["ref"]
@@ -190,8 +191,8 @@ class RouteStep:
                 )
 
             if _as_user(call.caller, upstream):
-                return await _over_callers_session(call.caller, upstream, ask)
-            return await ask(upstream.session())
+                return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, ask))
+            return _without_upstream_stamp(await ask(upstream.session()))
 
         return await self._try_each(call, pairs, False, complete)
 
@@ -323,7 +324,16 @@ def _remove_last(items: list[Any], value: Any) -> None:
 def _with_server_meta(result: Any, server: str) -> Any:
     meta = dict(result.meta or {})
     # The upstream's identity stamp would contradict ours: the SDK stamps Nexus's own serverInfo.
-    meta.pop("io.modelcontextprotocol/serverInfo", None)
+    meta.pop(UPSTREAM_STAMP, None)
     meta[SERVER_META_KEY] = server
     result.meta = meta
+    return result
+
+
+def _without_upstream_stamp(result: Any) -> Any:
+    """A read's, prompt's or completion's result without the 2026-07-28 upstream's `serverInfo`
+    stamp: passed on, it told a caller the gateway's answer came from another server."""
+    meta = getattr(result, "meta", None)
+    if isinstance(meta, dict) and UPSTREAM_STAMP in meta:
+        result.meta = {key: value for key, value in meta.items() if key != UPSTREAM_STAMP} or None
     return result
