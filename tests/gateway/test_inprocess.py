@@ -243,3 +243,22 @@ async def test_protocol_choice_per_server() -> None:
         assert gw.upstreams["old"].protocol_version == "2025-11-25"
         result = await gw.call_tool_result("old.echo", {"text": "hi"})
         assert result.content[0].text == "old: hi"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_reads_prompts_and_completions_carry_the_gateways_stamp_never_the_upstreams(
+    gateway: Gateway, mode: str
+) -> None:
+    """The upstreams speak 2026-07-28 and stamp each result with their own serverInfo; the client's
+    server is the gateway, so a 2026-07-28 client sees its stamp and a handshake-era one none."""
+    frontend = McpFrontend(gateway, "test")
+    async with Client(frontend.server, mode=mode) as client:
+        answers = [
+            await client.read_resource("demo://info"),
+            await client.get_prompt("other.greet", {"name": "Ada"}),
+        ]
+    ours = frontend.server.server_info_stamp
+    for answer in answers:
+        stamp = (answer.meta or {}).get("io.modelcontextprotocol/serverInfo")
+        allowed = [ours] if mode == "auto" else [None, ours]
+        assert stamp in allowed, answer.meta
