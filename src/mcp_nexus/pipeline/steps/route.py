@@ -190,9 +190,12 @@ class RouteStep:
                     target, call.arguments["argument"], call.arguments.get("context"), timeout=timeout
                 )
 
+            # Not the caller's era's session (a completion asks nothing back): the primary, or the user's own.
             if _as_user(call.caller, upstream):
-                return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, ask))
-            return _without_upstream_stamp(await ask(upstream.session()))
+                result = await _over_callers_session(call.caller, upstream, ask)
+            else:
+                result = await ask(upstream.session())
+            return _without_upstream_stamp(result)
 
         return await self._try_each(call, pairs, False, complete)
 
@@ -275,7 +278,6 @@ async def _over_callers_session(
     """`send` over the session this caller's request belongs on: a user's own on a per-user server
     (never the operator's login: it would read as the operator), else the one of the caller's era."""
     if _as_user(caller, upstream):
-        assert caller.identity is not None
         return await as_user(
             upstream,
             caller.identity,

@@ -12,8 +12,9 @@ Both are the SDK's extension providers (`mcp.client.auth.extensions`), built fro
 
 A refused token request (RFC 6749's `invalid_client` and kin) names the `auth.*` settings to
 check (refusal.py). Tokens go to the server's vault storage like any login's, so a restart
-reuses an unexpired one; a 401 makes the provider fetch a new token by itself. Nothing here waits for a person, so such
-a server is never NEEDS_AUTH: a refused credential is an error of the connect (ERROR, retried).
+reuses an unexpired one; a 401 makes the provider fetch a new token by itself. Nothing here
+waits for a person, so such a server is never NEEDS_AUTH: a refused credential is an error of
+the connect (ERROR, retried).
 """
 
 from __future__ import annotations

@@ -86,11 +86,9 @@ class SettingsNamedAuth(httpx2.Auth):
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
-        except ClientRefused:
-            raise
         except OAuthTokenError as exc:
             code, description = refusal_of(exc)
-            settings = settings_to_check(self.settings, code) if code else None
+            settings = settings_to_check(self.settings, code)
             if settings is None:
                 raise
             told = f"{code}: {description}" if description else code
