@@ -38,6 +38,7 @@ from mcp_nexus.pipeline.call_finished import CallFinished
 from mcp_nexus.pipeline.chain import Pipeline
 from mcp_nexus.pipeline.code_mode import serve_code_mode
 from mcp_nexus.pipeline.governance import Governance
+from mcp_nexus.pipeline.held_calls import HeldCalls
 from mcp_nexus.pipeline.search_tools import search_tools, unwrap_call_tool
 from mcp_nexus.pipeline.steps.metrics import MetricsStep
 from mcp_nexus.pipeline.steps.route import RouteStep
@@ -161,7 +162,9 @@ class Gateway:
         tracer = tracing.tracer()  # set by the runtime when OTEL_EXPORTER_OTLP_ENDPOINT is configured
         if tracer is not None:
             measured.insert(0, TraceStep(tracer))
-        route = RouteStep(self.catalog, input_answerer)
+        # 2026-07-28 callers' calls held between rounds on handshake-era servers (held_calls.py)
+        self.held_calls = HeldCalls()
+        route = RouteStep(self.catalog, input_answerer, self.held_calls)
         self.pipeline = Pipeline([*measured, *self.governance.tool_steps], route, self.governance.policies)
         self.requests = Pipeline([*measured, *self.governance.request_steps], route)
         self._reload_lock = asyncio.Lock()
@@ -208,6 +211,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop every server (children reaped, sessions closed); starts in progress are cancelled first."""
         await self.index_sync.stop()
+        await self.held_calls.close()
         await self.servers.close()
         await self.stores.close()
 

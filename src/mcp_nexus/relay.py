@@ -1,9 +1,11 @@
 """How an upstream's own requests (sampling, elicitation, roots) and log messages reach a caller.
 
 The protocol gives no link from such a request back to the call that caused it, so it
-goes to the newest caller with a call in flight on that server that can answer it. A
-caller that cannot (the CLI, the admin API, a 2026-07-28 client mid-call, Xiaozhi) gets
-a clear refusal the server can act on.
+goes to the newest caller with a call in flight on that server that can answer it: a
+handshake-era client over its back-channel, or a 2026-07-28 client whose call is held
+(pipeline/held_calls.py), as an input request of its next round. A caller that cannot (the
+CLI, the admin API, Xiaozhi, a client that declared no such capability) gets a clear refusal
+the server can act on.
 """
 
 from __future__ import annotations

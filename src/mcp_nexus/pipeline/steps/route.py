@@ -32,6 +32,7 @@ from mcp_nexus.errors import (
     UnknownToolError,
 )
 from mcp_nexus.pipeline.call import Caller, ToolCall
+from mcp_nexus.pipeline.held_calls import HeldCalls, asks_back, held_state
 from mcp_nexus.pipeline.policy import DEFAULT_TIMEOUT
 from mcp_nexus.pipeline.steps.trace import traced
 from mcp_nexus.upstream.input_required import InputAnswerer
@@ -52,9 +53,16 @@ _BROADCAST_NOT_NOW = (UnavailableError.code, types.URL_ELICITATION_REQUIRED)
 
 
 class RouteStep:
-    def __init__(self, catalog: Catalog, answer_input: Callable[[ToolCall], InputAnswerer | None]) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        answer_input: Callable[[ToolCall], InputAnswerer | None],
+        held: HeldCalls | None = None,
+    ) -> None:
         self.catalog = catalog
         self.answer_input = answer_input  # how a caller that cannot take input requests gets them answered
+        # 2026-07-28 callers' calls on handshake-era servers, held between rounds (held_calls.py)
+        self.held = held if held is not None else HeldCalls()
 
     async def __call__(self, call: ToolCall) -> Any:
         if call.method == "tools/call":
@@ -89,6 +97,9 @@ class RouteStep:
                 return await entry.local.progress_handler(call.arguments, call.caller, call.progress)
             return await entry.local.handler(call.arguments, call.caller)
         pairs = [(route.upstream, route.tool.name) for route in entry.candidates]
+        if held_state(call.round) is not None:  # the next round of a held call: where it runs
+            server = self.held.server_of(call.round)
+            pairs = [pair for pair in pairs if pair[0].name == server][:1] or pairs[:1]
         return await self._try_each(call, pairs, False, self._call_tool)
 
     async def _await_connecting(self, call: ToolCall) -> CatalogTool:
@@ -113,6 +124,29 @@ class RouteStep:
 
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         caller = call.caller
+        if held_state(call.round) is not None:
+            assert call.round is not None
+            outcome = await self.held.resume(caller, call.name, call.round, call.progress)
+            return _with_server_meta(outcome, upstream.name)
+        if asks_back(caller) and not upstream.session().modern and not _as_user(caller, upstream):
+            # A handshake-era server asks mid-call; this caller answers only by a next round.
+            async def run(held_caller: Caller, progress: Any) -> Any:
+                upstream.active_callers.append(held_caller)  # where the relay finds whom to ask
+                try:
+                    return await upstream.call_tool(
+                        original,
+                        call.arguments,
+                        era=_era(held_caller),
+                        progress=progress,
+                        timeout=timeout,
+                        meta=call.meta,
+                        capabilities=caller.capabilities,
+                    )
+                finally:
+                    _remove_last(upstream.active_callers, held_caller)
+
+            outcome = await self.held.start(caller, call.name, upstream.name, call.progress, run)
+            return _with_server_meta(outcome, upstream.name)
         if _as_user(caller, upstream):  # the user's own login, own session
             outcome = await call_tool_as_user(
                 upstream,
