@@ -268,9 +268,12 @@ async def test_stdio_frontend_with_real_peers(
         assert text(result) == "42"
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_sampling_and_elicitation_from_a_handshake_era_upstream_reach_the_client(
-    gateway: dict[str, Any],
+    gateway: dict[str, Any], mode: str
 ) -> None:
+    """A handshake-era client answers over its back-channel; a 2026-07-28 client (mode auto) has
+    its call held and answers each question in a next round (pipeline/held_calls.py)."""
     asked: list[str] = []
 
     async def sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
@@ -286,8 +289,9 @@ async def test_sampling_and_elicitation_from_a_handshake_era_upstream_reach_the_
         return types.ElicitResult(action="decline")
 
     async with Client(
-        gateway["url"], mode="legacy", sampling_callback=sampling, elicitation_callback=elicitation
+        gateway["url"], mode=mode, sampling_callback=sampling, elicitation_callback=elicitation
     ) as c:
+        assert c.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         sampled = await c.call_tool(
             "everything.trigger-sampling-request", {"prompt": "say hi", "maxTokens": 20}
         )
