@@ -60,7 +60,11 @@ class Answers:
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         self.asked.append(params.message)
-        content: dict[str, Any] = {"color": "blue"} if "color" in params.message else {"name": "Ada"}
+        content: dict[str, Any] = {"name": "Ada"}
+        if "color" in params.message:
+            content = {"color": "blue"}
+        elif "context" in params.message:
+            content = {"context": "a held prompt"}
         return types.ElicitResult(action="accept", content=content)
 
     async def sampling(
@@ -76,7 +80,9 @@ class Answers:
 
     async def roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         self.asked.append("roots")
-        return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///work/project", "name": "project"})])
+        return types.ListRootsResult(
+            roots=[types.Root.model_validate({"uri": "file:///work/project", "name": "project"})]
+        )
 
     def client_options(self) -> dict[str, Any]:
         return {
@@ -145,6 +151,12 @@ async def test_a_2026_client_answers_a_handshake_era_servers_questions(frontend:
         every = await client.call_tool("test_input_required_result_multiple_inputs", {})
         assert text(every) == "All inputs received for Ada", every
         assert sorted(answers.asked) == ["What is your name?", "roots", "sampling"]
+
+        # prompts/get asks too: the same rounds.
+        prompt = await client.get_prompt("test_input_required_result_prompt")
+        content = prompt.messages[0].content
+        assert isinstance(content, types.TextContent), prompt
+        assert content.text == "Prompt built with context: a held prompt"
 
         plain = await client.call_tool("test_simple_text", {})
         assert text(plain) == "This is a simple text response for testing."
@@ -248,7 +260,7 @@ async def test_closing_cancels_what_is_held() -> None:
         )
         return types.CallToolResult(content=[])
 
-    first = await held.start(modern_caller(), "t", "s", None, run)
+    first = await held.start(modern_caller(), ("tools/call", "t"), "s", None, run)
     assert isinstance(first, types.InputRequiredResult) and started.is_set()
     assert len(held) == 1
     await held.close()

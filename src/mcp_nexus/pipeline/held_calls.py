@@ -12,7 +12,8 @@ the next questions).
 Bounds: at most `MAX_HELD` calls are held at once (beyond, a call runs as before: the
 server's questions are refused, naming why); a question waits `ANSWER_WAIT_S` for its answer,
 then the server is told the caller did not answer; a held call belongs to the caller that
-started it (`Caller.identity`) and to the tool it called, and its `requestState` is 32
+started it (`Caller.identity`) and to what it asked (the method and the tool, prompt or
+URI), and its `requestState` is 32
 random bytes, so no one else can answer for it.
 """
 
@@ -29,7 +30,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from mcp_nexus.pipeline.call import Caller, InputRound, ResultT, ToolOutcome
+from mcp_nexus.pipeline.call import Caller, CallOutcome, InputRound, ResultT
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ STATE_PREFIX = "nexus-held."
 MAX_HELD = 256
 ANSWER_WAIT_S = 600.0
 """How long a server's question waits for the caller's answer (elicitation waits on a person)."""
+
+Asked = tuple[str, str]
+"""What a held call asked of its server: (method, the tool's or prompt's gateway name, or the URI)."""
 
 _CAPABILITY = {
     "sampling/createMessage": "sampling",
@@ -71,12 +75,12 @@ class _Question:
 class HeldCall:
     """One upstream call held for a 2026-07-28 caller between its rounds."""
 
-    def __init__(self, token: str, owner: str, tool: str, server: str) -> None:
+    def __init__(self, token: str, owner: str, asked: Asked, server: str) -> None:
         self.token = token
         self.owner = owner  # Caller.identity of the caller that started it
-        self.tool = tool  # the gateway's tool name
+        self.asked_for = asked  # (method, the gateway's name of the tool or prompt, or the URI)
         self.server = server  # the upstream that runs it
-        self.task: asyncio.Task[ToolOutcome] | None = None
+        self.task: asyncio.Task[CallOutcome] | None = None
         self._asked: list[_Question] = []  # asked by the server, not yet handed to the caller
         self._handed: dict[str, _Question] = {}  # handed to the caller, waiting for its answers
         self._numbers = 0
@@ -132,7 +136,7 @@ class HeldCall:
                 )
         self._handed.clear()
 
-    async def next_outcome(self) -> ToolOutcome:
+    async def next_outcome(self) -> CallOutcome:
         """The call's result, or the questions asked since the last round as an `InputRequiredResult`.
 
         Waits on an event, never on the task itself: a caller that goes away (its request
@@ -203,11 +207,11 @@ class HeldCalls:
     async def start(
         self,
         caller: Caller,
-        tool: str,
+        asked: Asked,
         server: str,
         progress: Any,
-        run: Callable[[Caller, Any], Coroutine[Any, Any, ToolOutcome]],
-    ) -> ToolOutcome:
+        run: Callable[[Caller, Any], Coroutine[Any, Any, CallOutcome]],
+    ) -> CallOutcome:
         """Run `run(caller, progress)` held: its result, or its first questions as input requests.
 
         `run` gets the caller with a peer that hands the server's questions here, and a progress
@@ -215,10 +219,10 @@ class HeldCalls:
         """
         if len(self._held) >= self.limit:
             logger.warning(
-                "%d calls already wait for their callers' answers: %s runs unheld", self.limit, tool
+                "%d calls already wait for their callers' answers: %s %s runs unheld", self.limit, *asked
             )
             return await run(caller, progress)
-        held = HeldCall(STATE_PREFIX + secrets.token_urlsafe(32), caller.identity, tool, server)
+        held = HeldCall(STATE_PREFIX + secrets.token_urlsafe(32), caller.identity, asked, server)
         held.progress = progress
 
         async def relay_progress(done: float, total: float | None, message: str | None) -> None:
@@ -228,19 +232,19 @@ class HeldCalls:
         held_caller = dataclasses.replace(caller, peer=HeldPeer(held, caller.capabilities))
         self._held[held.token] = held
         held.task = asyncio.create_task(
-            run(held_caller, relay_progress if progress is not None else None), name=f"held-call {tool}"
+            run(held_caller, relay_progress if progress is not None else None), name=f"held-call {asked[1]}"
         )
         held.task.add_done_callback(lambda task: self._finished(held, task))
         return await self._round(held)
 
-    async def resume(self, caller: Caller, tool: str, round_: InputRound, progress: Any) -> ToolOutcome:
+    async def resume(self, caller: Caller, asked: Asked, round_: InputRound, progress: Any) -> CallOutcome:
         """The caller's next round of a held call: its answers handed over, then what comes next."""
         token = held_state(round_)
         held = self._held.get(token) if token is not None else None
-        if held is None or held.owner != caller.identity or held.tool != tool:
+        if held is None or held.owner != caller.identity or held.asked_for != asked:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"requestState names no call of {tool} waiting for this caller's answers "
+                f"requestState names no call of {asked[1]} ({asked[0]}) waiting for this caller's answers "
                 "(it ended, its questions expired, or it was another caller's)",
             )
         held.progress = progress
@@ -248,7 +252,7 @@ class HeldCalls:
         return await self._round(held)
 
     @staticmethod
-    async def _round(held: HeldCall) -> ToolOutcome:
+    async def _round(held: HeldCall) -> CallOutcome:
         outcome = await held.next_outcome()
         if isinstance(outcome, types.InputRequiredResult):
             held.progress = None  # this round's request is answered: its progress has nowhere to go
@@ -260,7 +264,7 @@ class HeldCalls:
         held = self._held.get(token) if token is not None else None
         return held.server if held is not None else None
 
-    def _finished(self, held: HeldCall, task: asyncio.Task[ToolOutcome]) -> None:
+    def _finished(self, held: HeldCall, task: asyncio.Task[CallOutcome]) -> None:
         self._held.pop(held.token, None)
         held.finished()
         if not task.cancelled():

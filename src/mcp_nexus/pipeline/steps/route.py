@@ -73,14 +73,14 @@ class RouteStep:
             upstreams = candidates or self.catalog.upstreams_with_resources()
             if not upstreams:
                 raise NotFoundError(f"Resource not found: {call.name}", data={"uri": call.name})
-            return await self._try_each(call, [(u, call.name) for u in upstreams], broadcast, self._read)
+            pairs = self._held_server_first(call, [(u, call.name) for u in upstreams])
+            return await self._try_each(call, pairs, broadcast, self._read)
         if call.method == "prompts/get":
             routes = self.catalog.prompts.get(call.name)
             if not routes:
                 raise NotFoundError(f"Unknown prompt: {call.name}", data={"prompt": call.name})
-            return await self._try_each(
-                call, [(r.upstream, r.prompt.name) for r in routes], False, self._prompt
-            )
+            pairs = self._held_server_first(call, [(r.upstream, r.prompt.name) for r in routes])
+            return await self._try_each(call, pairs, False, self._prompt)
         return await self._complete(call)
 
     # -- tools ------------------------------------------------------------------------------
@@ -96,10 +96,9 @@ class RouteStep:
             if entry.local.progress_handler is not None:
                 return await entry.local.progress_handler(call.arguments, call.caller, call.progress)
             return await entry.local.handler(call.arguments, call.caller)
-        pairs = [(route.upstream, route.tool.name) for route in entry.candidates]
-        if held_state(call.round) is not None:  # the next round of a held call: where it runs
-            server = self.held.server_of(call.round)
-            pairs = [pair for pair in pairs if pair[0].name == server][:1] or pairs[:1]
+        pairs = self._held_server_first(
+            call, [(route.upstream, route.tool.name) for route in entry.candidates]
+        )
         return await self._try_each(call, pairs, False, self._call_tool)
 
     async def _await_connecting(self, call: ToolCall) -> CatalogTool:
@@ -125,28 +124,21 @@ class RouteStep:
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         caller = call.caller
         if held_state(call.round) is not None:
-            assert call.round is not None
-            outcome = await self.held.resume(caller, call.name, call.round, call.progress)
-            return _with_server_meta(outcome, upstream.name)
-        if asks_back(caller) and not upstream.session().modern and not _as_user(caller, upstream):
-            # A handshake-era server asks mid-call; this caller answers only by a next round.
-            async def run(held_caller: Caller, progress: Any) -> Any:
-                upstream.active_callers.append(held_caller)  # where the relay finds whom to ask
-                try:
-                    return await upstream.call_tool(
-                        original,
-                        call.arguments,
-                        era=_era(held_caller),
-                        progress=progress,
-                        timeout=timeout,
-                        meta=call.meta,
-                        capabilities=caller.capabilities,
-                    )
-                finally:
-                    _remove_last(upstream.active_callers, held_caller)
+            return _with_server_meta(await self._resume(call), upstream.name)
+        if self._holds(caller, upstream):
 
-            outcome = await self.held.start(caller, call.name, upstream.name, call.progress, run)
-            return _with_server_meta(outcome, upstream.name)
+            async def send(held_caller: Caller, progress: Any) -> Any:
+                return await upstream.call_tool(
+                    original,
+                    call.arguments,
+                    era=_era(held_caller),
+                    progress=progress,
+                    timeout=timeout,
+                    meta=call.meta,
+                    capabilities=caller.capabilities,
+                )
+
+            return _with_server_meta(await self._hold(call, upstream, send), upstream.name)
         if _as_user(caller, upstream):  # the user's own login, own session
             outcome = await call_tool_as_user(
                 upstream,
@@ -179,6 +171,16 @@ class RouteStep:
     # -- resources, prompts, completions ------------------------------------------------------
 
     async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
+        if held_state(call.round) is not None:
+            return _without_upstream_stamp(await self._resume(call))
+        if self._holds(call.caller, upstream):
+
+            async def read_held(held_caller: Caller, progress: Any) -> Any:
+                session = await upstream.session_for(_era(held_caller))
+                return await session.read_resource(uri, timeout=timeout)
+
+            return _without_upstream_stamp(await self._hold(call, upstream, read_held))
+
         async def read(session: Session) -> Any:
             return await session.read_resource(
                 uri,
@@ -191,6 +193,16 @@ class RouteStep:
         return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, read))
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
+        if held_state(call.round) is not None:
+            return _without_upstream_stamp(await self._resume(call))
+        if self._holds(call.caller, upstream):
+
+            async def get_held(held_caller: Caller, progress: Any) -> Any:
+                session = await upstream.session_for(_era(held_caller))
+                return await session.get_prompt(original, call.arguments or None, timeout=timeout)
+
+            return _without_upstream_stamp(await self._hold(call, upstream, get_held))
+
         async def get(session: Session) -> Any:
             return await session.get_prompt(
                 original,
@@ -232,6 +244,39 @@ class RouteStep:
             return _without_upstream_stamp(result)
 
         return await self._try_each(call, pairs, False, complete)
+
+    # -- held calls (held_calls.py) ----------------------------------------------------------------
+
+    @staticmethod
+    def _holds(caller: Caller, upstream: Upstream) -> bool:
+        """A 2026-07-28 caller that answers questions, on a handshake-era session: the server asks
+        mid-call, and this caller answers only in a next round of its own."""
+        return asks_back(caller) and not upstream.session().modern and not _as_user(caller, upstream)
+
+    async def _hold(
+        self, call: ToolCall, upstream: Upstream, send: Callable[[Caller, Any], Awaitable[Any]]
+    ) -> Any:
+        async def run(held_caller: Caller, progress: Any) -> Any:
+            upstream.active_callers.append(held_caller)  # where the relay finds whom to ask
+            try:
+                return await send(held_caller, progress)
+            finally:
+                _remove_last(upstream.active_callers, held_caller)
+
+        return await self.held.start(call.caller, (call.method, call.name), upstream.name, call.progress, run)
+
+    async def _resume(self, call: ToolCall) -> Any:
+        assert call.round is not None
+        return await self.held.resume(call.caller, (call.method, call.name), call.round, call.progress)
+
+    def _held_server_first(
+        self, call: ToolCall, pairs: list[tuple[Upstream, Any]]
+    ) -> list[tuple[Upstream, Any]]:
+        """The next round of a held call goes to the server it runs on, and only there."""
+        if held_state(call.round) is None:
+            return pairs
+        server = self.held.server_of(call.round)
+        return [pair for pair in pairs if pair[0].name == server][:1] or pairs[:1]
 
     # -- the one fallback rule -------------------------------------------------------------------
 
