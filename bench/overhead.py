@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import statistics
 import sys
@@ -169,6 +170,8 @@ async def in_process(config: Path, calls: int) -> tuple[list[float], list[float]
 
     loaded, _ = load_config(config)
     options = RuntimeOptions(http=False, bridge=False, watch=False, wait_ready=True)
+    # The runtime's INFO lines (servers starting and stopping) would land among the results.
+    logging.getLogger("mcp_nexus").setLevel(logging.WARNING)
     async with Runtime(loaded, options) as runtime:
         gateway = runtime.gateway
         peer = gateway.upstreams[bench.INSTANCE].session().peer  # type: ignore[attr-defined]
