@@ -16,6 +16,7 @@ registered client is forgotten, as by an authorization server that lost its stat
 endpoint then answers `invalid_client`, `/authorize` "Client ID not found"). The tool `whoami` (and the
 resource `whoami://subject`, the prompt `whoami_prompt`, the completions of prompt `greet`) answers the
 subject of the token its call came with.
+The tool `confirm` (after `delay` seconds) asks its caller "Confirm for <subject>?" (elicitation).
 """
 
 from __future__ import annotations
@@ -38,14 +39,20 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp_types import Completion
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 SCOPE = "mcp"
+
+
+class Confirmation(BaseModel):
+    """The form of the tool `confirm`'s question."""
+
+    ok: bool = False
 
 
 class ApprovingProvider:
@@ -190,6 +197,15 @@ def build(port: int, token_ttl: int, refresh_delay: float = 0.0) -> Any:
         """The subject of the token this call came with (whose login the caller used)."""
         token = get_access_token()
         return (token.subject or "-") if token is not None else "-"
+
+    @server.tool()
+    async def confirm(ctx: Context, delay: float = 0.0) -> str:
+        """After `delay` seconds, ask the caller to confirm, naming the subject of this call's token."""
+        await asyncio.sleep(delay)
+        token = get_access_token()
+        subject = (token.subject or "-") if token is not None else "-"
+        answer = await ctx.elicit(f"Confirm for {subject}?", Confirmation)
+        return f"{subject}: {answer.action}"
 
     @server.resource("whoami://subject", mime_type="text/plain")
     async def whoami_resource() -> str:

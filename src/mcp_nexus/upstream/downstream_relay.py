@@ -19,8 +19,10 @@ class RelayedServer(Protocol):
     @property
     def name(self) -> str: ...
 
-    # Callers of the calls in flight on that server, newest last.
-    active_callers: list[Any]
+    @property
+    def active_callers(self) -> list[Any]:
+        """Callers of the calls in flight on that server, newest last."""
+        ...
 
 
 class DownstreamRelay(Protocol):

@@ -33,6 +33,7 @@ from mcp_nexus.events import (
     ServerStateChanged,
 )
 from mcp_nexus.upstream.background_tasks import BackgroundTasks
+from mcp_nexus.upstream.callers_of import CallersOf
 from mcp_nexus.upstream.client_era import ClientEra
 from mcp_nexus.upstream.connection import Connection
 from mcp_nexus.upstream.downstream_relay import DownstreamRelay, NoRelay
@@ -41,6 +42,7 @@ from mcp_nexus.upstream.forwarded import Forwarded, ForwardedReadOnly
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.log_records import ServerLogRecords
 from mcp_nexus.upstream.negotiate import Era
+from mcp_nexus.upstream.oauth.per_user import is_per_user, is_user
 from mcp_nexus.upstream.offered_lists import OfferedLists
 from mcp_nexus.upstream.server_changes import ServerChanges
 from mcp_nexus.upstream.session import CallRound, Session, ToolOutcome, describe_error
@@ -149,7 +151,8 @@ class Upstream:
         # The server's log records in the gateway's log: one bucket per server, whichever session sent them.
         self.log_records = ServerLogRecords(config.name, current_config)
         self._reports = SessionReports(
-            self,
+            # On a per-user server this session is the operator's: its questions are never a user's.
+            CallersOf(self, lambda caller: not (is_per_user(self.config) and is_user(caller.identity))),
             relay=lambda: self.relay,
             changes=self.changes,
             lists=self.lists,

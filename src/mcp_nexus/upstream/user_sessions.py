@@ -25,6 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from mcp_nexus.errors import PermissionDeniedError, UnavailableError
 from mcp_nexus.events import ServerStateChanged
+from mcp_nexus.upstream.callers_of import CallersOf
 from mcp_nexus.upstream.input_required import InputAnswerer
 from mcp_nexus.upstream.negotiate import era_for
 from mcp_nexus.upstream.oauth.per_user import UserLoginRequired, user_logins
@@ -133,7 +134,7 @@ class UserSessions:
         upstream = self.upstream
         refused: list[str] = []
         reports = SessionReports(
-            upstream,
+            CallersOf(upstream, lambda caller: caller.identity == identity),  # asks only this user
             relay=lambda: upstream.relay,
             changes=upstream.changes,
             lists=upstream.lists,

@@ -122,64 +122,46 @@ class RouteStep:
         )
 
     async def _call_tool(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
-        caller = call.caller
         if held_state(call.round) is not None:
             return _with_server_meta(await self._resume(call), upstream.name)
-        if self._holds(caller, upstream):
 
-            async def send(held_caller: Caller, progress: Any) -> Any:
-                return await upstream.call_tool(
+        async def send(caller: Caller, progress: Any) -> Any:
+            if _as_user(caller, upstream):  # the user's own login, own session
+                return await call_tool_as_user(
+                    upstream,
+                    caller.identity,
                     original,
                     call.arguments,
-                    era=_era(held_caller),
+                    capabilities=caller.capabilities,
+                    modern=caller.modern,
                     progress=progress,
                     timeout=timeout,
                     meta=call.meta,
-                    capabilities=caller.capabilities,
+                    round_=call.round,
+                    answer_input=self.answer_input(call),
+                    subject_token=caller.access_token,
                 )
-
-            return _with_server_meta(await self._hold(call, upstream, send), upstream.name)
-        if _as_user(caller, upstream):  # the user's own login, own session
-            outcome = await call_tool_as_user(
-                upstream,
-                caller.identity,
+            return await upstream.call_tool(
                 original,
                 call.arguments,
-                capabilities=caller.capabilities,
-                modern=caller.modern,
-                progress=call.progress,
+                era=_era(caller),
+                progress=progress,
                 timeout=timeout,
                 meta=call.meta,
+                capabilities=caller.capabilities,
                 round_=call.round,
                 answer_input=self.answer_input(call),
-                subject_token=caller.access_token,
             )
-            return _with_server_meta(outcome, upstream.name)
-        result = await upstream.call_tool(
-            original,
-            call.arguments,
-            era=_era(caller),
-            progress=call.progress,
-            timeout=timeout,
-            meta=call.meta,
-            capabilities=caller.capabilities,
-            round_=call.round,
-            answer_input=self.answer_input(call),
-        )
-        return _with_server_meta(result, upstream.name)
+
+        if self._holds(call.caller, upstream):
+            return _with_server_meta(await self._hold(call, upstream, send), upstream.name)
+        return _with_server_meta(await send(call.caller, call.progress), upstream.name)
 
     # -- resources, prompts, completions ------------------------------------------------------
 
     async def _read(self, call: ToolCall, upstream: Upstream, uri: str, timeout: float) -> Any:
         if held_state(call.round) is not None:
             return _without_upstream_stamp(await self._resume(call))
-        if self._holds(call.caller, upstream):
-
-            async def read_held(held_caller: Caller, progress: Any) -> Any:
-                session = await upstream.session_for(_era(held_caller))
-                return await session.read_resource(uri, timeout=timeout)
-
-            return _without_upstream_stamp(await self._hold(call, upstream, read_held))
 
         async def read(session: Session) -> Any:
             return await session.read_resource(
@@ -190,18 +172,11 @@ class RouteStep:
                 answer_input=None if call.caller.modern else self.answer_input(call),
             )
 
-        return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, read))
+        return _without_upstream_stamp(await self._over_session_or_held(call, upstream, read))
 
     async def _prompt(self, call: ToolCall, upstream: Upstream, original: str, timeout: float) -> Any:
         if held_state(call.round) is not None:
             return _without_upstream_stamp(await self._resume(call))
-        if self._holds(call.caller, upstream):
-
-            async def get_held(held_caller: Caller, progress: Any) -> Any:
-                session = await upstream.session_for(_era(held_caller))
-                return await session.get_prompt(original, call.arguments or None, timeout=timeout)
-
-            return _without_upstream_stamp(await self._hold(call, upstream, get_held))
 
         async def get(session: Session) -> Any:
             return await session.get_prompt(
@@ -213,7 +188,7 @@ class RouteStep:
                 answer_input=None if call.caller.modern else self.answer_input(call),
             )
 
-        return _without_upstream_stamp(await _over_callers_session(call.caller, upstream, get))
+        return _without_upstream_stamp(await self._over_session_or_held(call, upstream, get))
 
     async def _complete(self, call: ToolCall) -> Any:
         ref = call.arguments["ref"]
@@ -251,7 +226,7 @@ class RouteStep:
     def _holds(caller: Caller, upstream: Upstream) -> bool:
         """A 2026-07-28 caller that answers questions, on a handshake-era session: the server asks
         mid-call, and this caller answers only in a next round of its own."""
-        return asks_back(caller) and not upstream.session().modern and not _as_user(caller, upstream)
+        return asks_back(caller) and not upstream.session().modern
 
     async def _hold(
         self, call: ToolCall, upstream: Upstream, send: Callable[[Caller, Any], Awaitable[Any]]
@@ -264,6 +239,18 @@ class RouteStep:
                 _remove_last(upstream.active_callers, held_caller)
 
         return await self.held.start(call.caller, (call.method, call.name), upstream.name, call.progress, run)
+
+    async def _over_session_or_held(
+        self, call: ToolCall, upstream: Upstream, send: Callable[[Session], Awaitable[Any]]
+    ) -> Any:
+        """`send` over the caller's session (`_over_callers_session`), held when the server may ask."""
+        if self._holds(call.caller, upstream):
+
+            async def held(caller: Caller, progress: Any) -> Any:
+                return await _over_callers_session(caller, upstream, send)
+
+            return await self._hold(call, upstream, held)
+        return await _over_callers_session(call.caller, upstream, send)
 
     async def _resume(self, call: ToolCall) -> Any:
         assert call.round is not None
