@@ -34,7 +34,9 @@ def make_config(extra: dict[str, Any] | None = None) -> dict[str, Any]:
             "tools": {"allow": ["echo", "add", "grow", "slow_steps", "grown_*"], "deny": ["add"]},
         },
         "raw": {"transport": "embedded", "module": "support.raw_server:create_server"},
-        "broken": {"command": "/nonexistent/mcp-server"},
+        # Its retries are set far off: the first (1 s after the failure by default) could land as a
+        # slow setup ends, and the first test would read CONNECTING where it checks the failure.
+        "broken": {"command": "/nonexistent/mcp-server", "restart": {"backoff_min": 300, "backoff_max": 300}},
     }
     servers.update(extra or {})
     return {"gateway": {"include_builtins": False}, "servers": servers}
