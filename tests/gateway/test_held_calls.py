@@ -272,3 +272,60 @@ def test_only_a_request_state_the_gateway_minted_resumes_a_held_call() -> None:
     assert held_calls.held_state(InputRound(request_state="opaque-from-a-server")) is None
     assert held_calls.held_state(None) is None
     assert held_calls.held_state(InputRound(request_state=STATE_PREFIX + "x")) == STATE_PREFIX + "x"
+
+
+async def test_a_first_round_cancelled_before_its_answer_cancels_the_call() -> None:
+    """The caller never got a requestState, so nothing could resume the call: it is not kept."""
+    held = HeldCalls()
+    cancelled = asyncio.Event()
+
+    async def run(caller: Caller, progress: Any) -> types.CallToolResult:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return types.CallToolResult(content=[])
+
+    first = asyncio.create_task(held.start(modern_caller(), ("tools/call", "t"), "s", None, run))
+    await asyncio.sleep(0.05)
+    assert len(held) == 1
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    await asyncio.wait_for(cancelled.wait(), 5)
+    await asyncio.sleep(0)
+    assert len(held) == 0
+
+
+async def test_progress_reaches_the_round_that_is_current() -> None:
+    """Each round is a request of its own: the server's progress goes to the one in flight."""
+    held = HeldCalls()
+    heard: dict[str, list[str | None]] = {"first": [], "second": []}
+
+    def listener(round_name: str) -> Any:
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard[round_name].append(message)
+
+        return progress
+
+    async def run(caller: Caller, progress: Any) -> types.CallToolResult:
+        await progress(1, 2, "before the question")
+        answer = await caller.peer.send_request(  # type: ignore[union-attr]
+            types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message="Go on?", requested_schema={"type": "object", "properties": {}}
+                )
+            ),
+            types.ElicitResult,
+        )
+        await progress(2, 2, "after the answer")
+        return types.CallToolResult(content=[types.TextContent(text=answer.action)])
+
+    asked = await held.start(modern_caller(), ("tools/call", "t"), "s", listener("first"), run)
+    assert isinstance(asked, types.InputRequiredResult) and asked.request_state is not None
+    [key] = asked.input_requests or {}
+    answer = InputRound(input_responses={key: {"action": "accept"}}, request_state=asked.request_state)
+    done = await held.resume(modern_caller(), ("tools/call", "t"), answer, listener("second"))
+    assert isinstance(done, types.CallToolResult) and done.content[0].text == "accept"  # type: ignore[union-attr]
+    assert heard == {"first": ["before the question"], "second": ["after the answer"]}

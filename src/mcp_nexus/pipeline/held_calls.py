@@ -146,6 +146,8 @@ class HeldCall:
         while True:
             if self._asked:
                 await asyncio.sleep(0)  # questions asked in the same breath go out in one round
+                if not self._asked:
+                    continue  # a concurrent round of the same call took them
                 questions, self._asked = self._asked, []
                 self._handed.update((question.key, question) for question in questions)
                 return types.InputRequiredResult(
@@ -235,7 +237,11 @@ class HeldCalls:
             run(held_caller, relay_progress if progress is not None else None), name=f"held-call {asked[1]}"
         )
         held.task.add_done_callback(lambda task: self._finished(held, task))
-        return await self._round(held)
+        try:
+            return await self._round(held)
+        except asyncio.CancelledError:
+            held.task.cancel()  # its caller never got the requestState: no round can come for it
+            raise
 
     async def resume(self, caller: Caller, asked: Asked, round_: InputRound, progress: Any) -> CallOutcome:
         """The caller's next round of a held call: its answers handed over, then what comes next."""
