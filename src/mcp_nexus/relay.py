@@ -46,9 +46,10 @@ class CallerRelay(NoRelay):
 
     async def log(self, upstream: RelayedServer, params: types.LoggingMessageNotificationParams) -> None:
         # The gateway's own log has it already (upstream/log_records.py, bounded per server).
-        if not upstream.active_callers:
+        callers = upstream.active_callers  # a session's view builds this list: read it once
+        if not callers:
             return
-        caller = upstream.active_callers[-1]
+        caller = callers[-1]
         if caller.peer is None:
             return
         try:
