@@ -222,7 +222,7 @@ class Runtime:
 
         from mcp_nexus.frontends.http.app import build_http_app
 
-        app, frontend = build_http_app(self.gateway, manage_gateway=False)
+        app, frontend = build_http_app(self.gateway, manage_gateway=False, port=self.port)
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,18 +28,16 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+# The harness runs this file as a script: the tests' shared helpers are one folder up.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.served_port import serving_port
+
 VENV_BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 READY_STATES = ("READY", "DEGRADED")
 
 
 def log(message: str) -> None:
     print(f"[nexus-driver] {message}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def authorization_server(url: str) -> str:
@@ -130,11 +127,15 @@ def upstream_config(url: str, folder: Path) -> dict[str, Any]:
 
 
 class Gateway:
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, process: subprocess.Popen[bytes]) -> None:
         self.base = base
+        self.process = process
         self.http = httpx2.Client(timeout=60)
 
     def state(self) -> dict[str, Any]:
+        # A gateway that exited ends the scenario at once, not after a wait for a state.
+        if self.process.poll() is not None:
+            raise SystemExit(f"the gateway exited with {self.process.returncode}")
         rows = self.http.get(f"{self.base}/api/servers").json()["servers"]
         return next(row for row in rows if row["name"] == "upstream")
 
@@ -199,16 +200,21 @@ def run(url: str, scenario: str) -> None:
         config = Path(folder) / "nexus.json"
         settings = upstream_config(url, Path(folder))
         config.write_text(json.dumps(settings))
-        port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("NEXUS_")}
         env["NEXUS_DATA_DIR"] = str(Path(folder) / "data")
-        args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", str(port), "--no-watch"]
-        with open(Path(folder) / "gateway.log", "wb") as out:
+        args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", "0", "--no-watch"]
+        gateway_log = Path(folder) / "gateway.log"
+        with open(gateway_log, "wb") as out:
             proc = subprocess.Popen(
                 args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         try:
-            gateway = Gateway(f"http://127.0.0.1:{port}")
+            try:
+                # On port 0 the gateway holds its port itself: no other scenario's can answer here.
+                port = serving_port(gateway_log, proc)
+            except RuntimeError as exc:
+                raise SystemExit(str(exc)) from None
+            gateway = Gateway(f"http://127.0.0.1:{port}", proc)
             auth = settings["servers"]["upstream"]["auth"]
             gateway.ready(login_allowed=auth == "oauth" or auth.get("grant") is None)
             tools = gateway.tools()
@@ -226,10 +232,10 @@ def run(url: str, scenario: str) -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            gateway_log = (Path(folder) / "gateway.log").read_text()
-            report_leaks(gateway_log)
+            printed = gateway_log.read_text()
+            report_leaks(printed)
             if os.environ.get("NEXUS_DRIVER_LOG"):
-                sys.stderr.write(gateway_log)
+                sys.stderr.write(printed)
 
 
 LEAK_MARK = "[nexus-driver] SECRET IN THE GATEWAY'S LOG"

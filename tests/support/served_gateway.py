@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -13,7 +14,10 @@ from typing import Any
 import httpx2
 
 from support.polling import eventually_sync
-from support.processes import VENV_BIN, child_env, free_port, running, wait_for_http
+from support.processes import VENV_BIN, child_env, running, wait_for_http
+from support.served_port import serving_port
+
+_serial = itertools.count(1)  # log names: one test may serve several gateways in one folder
 
 
 @dataclass
@@ -69,10 +73,10 @@ def gateway_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def served(
     config: Path, tmp_path: Path, *, token: str | None = None, env: dict[str, str] | None = None
 ) -> Iterator[ServedGateway]:
-    port = free_port()
-    log = tmp_path / f"gateway-{port}.log"
-    args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", str(port), "--no-watch"]
+    # Port 0: the gateway binds a port itself and holds it (support/served_port.py).
+    log = tmp_path / f"gateway-{next(_serial)}.log"
+    args = [str(VENV_BIN / "nexus"), "serve", "--config", str(config), "--port", "0", "--no-watch"]
     with running(args, env=env or gateway_env(tmp_path), log=log) as proc:
-        base = f"http://127.0.0.1:{port}"
+        base = f"http://127.0.0.1:{serving_port(log, proc)}"
         wait_for_http(base + "/api/servers", timeout=60, proc=proc)
         yield ServedGateway(base, token, log)

@@ -50,8 +50,8 @@ def oauth_manager(gateway: Gateway, port: int | None = None) -> OAuthManager:
     return manager
 
 
-def oauth_routes(gateway: Gateway) -> list[Route]:
-    manager = oauth_manager(gateway)
+def oauth_routes(gateway: Gateway, port: int | None = None) -> list[Route]:
+    manager = oauth_manager(gateway, port)
 
     def _unknown(name: str) -> AdminJSONResponse | None:
         upstream = gateway.upstreams.get(name)

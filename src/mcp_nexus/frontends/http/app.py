@@ -48,8 +48,13 @@ from mcp_nexus.profiles.endpoint import ProfileAccess, ProfileMount
 SESSION_CAP_SLACK = 64
 
 
-def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[Any, McpFrontend]:
-    """Return the guarded ASGI app and its MCP frontend; the app's lifespan starts and stops the gateway."""
+def build_http_app(
+    gateway: Gateway, *, manage_gateway: bool = True, port: int | None = None
+) -> tuple[Any, McpFrontend]:
+    """Return the guarded ASGI app and its MCP frontend; the app's lifespan starts and stops the gateway.
+
+    `port`: the port the app is served on, where the config's says otherwise (`--port 0`: the one
+    the kernel picked); the URLs the gateway hands out for itself (the OAuth callback) name it."""
     settings = gateway.config.gateway
     frontend = McpFrontend(gateway, "http")
     # Host/Origin are checked by HttpGuard for every route; the SDK's own check would only
@@ -125,7 +130,7 @@ def build_http_app(gateway: Gateway, *, manage_gateway: bool = True) -> tuple[An
         *cache_routes(gateway),
         *index_routes(gateway),
         *integrity_routes(gateway),
-        *oauth_routes(gateway),
+        *oauth_routes(gateway, port),
         *stores_routes(gateway),
         *metrics_routes(gateway, reader),
         *dashboard.routes(),
