@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from support.polling import eventually_sync
+from support.ports import free_port
 from support.processes import port_open
 
 FIXTURE_SERVER = Path(__file__).resolve().with_name("fixture_server.py")
@@ -28,14 +28,6 @@ class RunningFixture:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
-
-
-def free_port() -> int:
-    """A port the kernel just handed out; free again once the probe socket closes."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def stdio_command() -> list[str]:

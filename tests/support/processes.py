@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx2
 
 from support.polling import eventually_sync
+from support.ports import free_port as free_port  # re-exported: most tests take their ports from here
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -26,12 +27,6 @@ def require(path: Path) -> str:
     if not path.exists():
         raise AssertionError(f"{path} is missing: run `make test` (scripts/setup.sh installs it)")
     return str(path)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def child_env(**extra: str) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,18 +10,13 @@ import pytest
 from cortex_support import NEXUS, child_env
 
 from support.polling import eventually_sync
+from support.ports import free_port
 from support.processes import port_open
 
 
 @pytest.fixture
 def knowledge_dir(tmp_path: Path) -> Path:
     return tmp_path / "knowledge"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from support.polling import eventually_sync
+from support.ports import free_port
 from support.processes import port_open
 
 NEXUS = str(Path(sys.executable).with_name("nexus"))
@@ -61,15 +62,9 @@ async def test_stdio_serve_exposes_real_volume_and_brightness(pulse: Any, tmp_pa
     assert info.structured_content["backends"] == {"volume": "pactl", "brightness": "sysfs"}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     options = ["--port", str(port), "--backlight-root", str(tmp_path), "--audio-backend", "none"]
     process = subprocess.Popen(
         [NEXUS, "device", "serve", "--http", *options],
