@@ -12,6 +12,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
 from mcp_nexus import tracing
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.upstream.bounded_answers import ACCEPTED_ENCODINGS, bound_answers
 from mcp_nexus.upstream.session import Session
 
 
@@ -65,14 +66,19 @@ class HttpSession(Session):
         )
         # With tracing on, each request's trace context (put in `_meta` by the route's span) also
         # travels as W3C headers, which HTTP servers and proxies read (tracing.py).
-        hooks = {"request": [trace_headers]} if tracing.tracer() is not None else {}
+        hooks: dict[str, list[Any]] = {"request": [trace_headers]} if tracing.tracer() is not None else {}
+        # Every answer read up to a bound, the OAuth flow's too (upstream/bounded_answers.py).
+        message_bytes = config.limits.http_message_bytes
+        hooks["response"] = [bound_answers(config.url, message_bytes)]
         client = httpx2.AsyncClient(
-            headers=http_headers(config),
+            headers={"Accept-Encoding": ACCEPTED_ENCODINGS, **http_headers(config)},
             timeout=timeout,
             follow_redirects=False,
             event_hooks=hooks,
             auth=oauth_auth(config, self),
         )
         stack.push_async_callback(client.aclose)
-        read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
+        read, write = await stack.enter_async_context(
+            streamable_http_client(config.url, http_client=client, max_sse_event_size=message_bytes)
+        )
         return JSONRPCDispatcher(self.budgeted(read, stack), write)

@@ -34,6 +34,7 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcp_nexus.config.oauth import IdentityProviderSettings, OAuthSettings
+from mcp_nexus.upstream.bounded_answers import SIDE_ANSWERS_ONLY, AnswerRefused
 from mcp_nexus.upstream.oauth.errors import LoginFailed
 from mcp_nexus.upstream.oauth.refusal import SettingsNamedAuth
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
@@ -168,9 +169,9 @@ async def exchange_id_token(
     if idp.client_secret:
         form["client_secret"] = idp.client_secret
     try:
-        async with httpx2.AsyncClient(timeout=IDP_TIMEOUT_S) as http:
+        async with httpx2.AsyncClient(timeout=IDP_TIMEOUT_S, event_hooks=SIDE_ANSWERS_ONLY) as http:
             answer = await http.post(idp.token_endpoint, data=form)
-    except httpx2.HTTPError as exc:
+    except (httpx2.HTTPError, AnswerRefused) as exc:
         raise LoginFailed(
             f"server {server!r}: the identity provider at {idp.token_endpoint} did not answer: {exc}"
         ) from None

@@ -15,6 +15,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_nexus.config.schema import ServerConfig
+from mcp_nexus.upstream.bounded_answers import ACCEPTED_ENCODINGS, bound_answers
 from mcp_nexus.upstream.oauth.errors import LoginFailed
 
 
@@ -29,11 +30,19 @@ async def probe_server(config: ServerConfig, auth: httpx2.Auth) -> int:
             async with Client(transport, mode="legacy") as client:
                 return len((await client.list_tools()).tools)
         timeout = httpx2.Timeout(config.timeouts.call, connect=config.timeouts.connect)
+        message_bytes = config.limits.http_message_bytes
         async with httpx2.AsyncClient(
-            auth=auth, headers=headers, timeout=timeout, follow_redirects=False
+            auth=auth,
+            headers={"Accept-Encoding": ACCEPTED_ENCODINGS, **headers},
+            timeout=timeout,
+            follow_redirects=False,
+            event_hooks={"response": [bound_answers(config.url, message_bytes)]},
         ) as http:
             mode = "legacy" if config.protocol == "legacy" else "auto"
-            async with Client(streamable_http_client(config.url, http_client=http), mode=mode) as client:
+            streamable = streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=message_bytes
+            )
+            async with Client(streamable, mode=mode) as client:
                 return len((await client.list_tools()).tools)
     except LoginFailed:
         raise

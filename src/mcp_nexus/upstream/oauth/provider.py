@@ -48,6 +48,7 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
 
+from mcp_nexus.upstream.bounded_answers import SIDE_ANSWERS_ONLY, AnswerRefused
 from mcp_nexus.upstream.oauth.errors import AuthorizationRequired, ClientForgotten, LoginFailed
 from mcp_nexus.upstream.oauth.storage import VaultTokenStorage
 
@@ -174,9 +175,11 @@ class NexusOAuthProvider(OAuthClientProvider):
             data, {"Content-Type": "application/x-www-form-urlencoded"}
         )
         try:
-            async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
+            async with httpx2.AsyncClient(
+                timeout=10.0, follow_redirects=False, event_hooks=SIDE_ANSWERS_ONLY
+            ) as http:
                 answer = await http.post(token_endpoint, data=data, headers=headers)
-        except httpx2.HTTPError:
+        except (httpx2.HTTPError, AnswerRefused):
             return True  # the login goes on; the authorization server will say what it thinks
         return not await _says_invalid_client(answer)
 

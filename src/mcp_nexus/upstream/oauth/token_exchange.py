@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 import httpx2
 
 from mcp_nexus.config.oauth import TokenExchangeSettings
+from mcp_nexus.upstream.bounded_answers import SIDE_ANSWERS_ONLY, AnswerRefused
 
 GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -74,9 +75,11 @@ async def exchange(
         form["scope"] = settings.scope
     auth = (settings.client_id, settings.client_secret or "")
     try:
-        async with httpx2.AsyncClient(timeout=15.0, follow_redirects=False) as http:
+        async with httpx2.AsyncClient(
+            timeout=15.0, follow_redirects=False, event_hooks=SIDE_ANSWERS_ONLY
+        ) as http:
             answer = await http.post(settings.token_endpoint, data=form, auth=auth)
-    except httpx2.HTTPError as exc:
+    except (httpx2.HTTPError, AnswerRefused) as exc:
         raise TokenExchangeFailed(
             f"server {server!r}: the token exchange at {settings.token_endpoint} failed: {exc}"
         ) from None
