@@ -26,7 +26,8 @@ from support.served_gateway import gateway_env, served
 
 def _config(path: Path, mcp_url: str, redis_url: str, prefix: str) -> Path:
     document: dict[str, Any] = {
-        "stores": {"oauth": redis_url, "key_prefix": prefix},
+        # timeout: sharing is checked here, not speed (tests/scale/test_stores_redis.py, `document`).
+        "stores": {"oauth": redis_url, "key_prefix": prefix, "timeout": 5},
         "servers": {"locked": {"transport": "http", "url": mcp_url, "auth": "oauth"}},
     }
     path.write_text(json.dumps(document))

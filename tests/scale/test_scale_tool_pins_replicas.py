@@ -35,7 +35,8 @@ def _set_tool(path: Path, description: str, name: str = "notes") -> None:
 def _document(redis_url: str, prefix: str, tool_file: Path) -> dict[str, Any]:
     return {
         "gateway": {"include_builtins": False, "offload_threshold": None},
-        "stores": {"default": redis_url, "key_prefix": prefix, "retry_after": 0.5},
+        # timeout: sharing is checked here, not speed (tests/scale/test_stores_redis.py, `document`).
+        "stores": {"default": redis_url, "key_prefix": prefix, "retry_after": 0.5, "timeout": 5},
         "servers": {
             "notes": {
                 "command": sys.executable,

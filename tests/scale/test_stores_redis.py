@@ -29,7 +29,10 @@ from support.redis_server import RedisServer
 def document(tmp_path: Path, redis_url: str, prefix: str, **server: Any) -> dict[str, Any]:
     return {
         "gateway": {"include_builtins": False, "offload_dir": str(tmp_path / "offload"), "rate_limit": None},
-        "stores": {"default": redis_url, "key_prefix": prefix, "retry_after": 0.5},
+        # timeout: these tests check what replicas share, not how fast. On a loaded 2-core machine one
+        # Redis answer can take longer than the 0.5 s default; the replica then goes local for
+        # retry_after, by design, and a shared hit reads as a miss (seen once under extra load).
+        "stores": {"default": redis_url, "key_prefix": prefix, "retry_after": 0.5, "timeout": 5},
         "servers": {"gov": embedded(**server)},
     }
 
