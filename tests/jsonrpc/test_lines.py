@@ -15,12 +15,14 @@ class Collected:
     def __init__(self) -> None:
         self.lines: list[bytes] = []
         self.overruns = 0
+        self.prefixes: list[bytes] = []
 
     def line(self, line: bytes) -> None:
         self.lines.append(line)
 
-    def overrun(self) -> None:
+    def overrun(self, prefix: bytes) -> None:
         self.overruns += 1
+        self.prefixes.append(prefix)
 
 
 async def test_lines_come_whole_however_the_bytes_are_cut() -> None:
@@ -48,6 +50,7 @@ async def test_a_line_over_the_limit_is_dropped_alone() -> None:
     splitter.end()
     assert seen.lines == [b'{"ok":1}', b'{"ok":2}']
     assert seen.overruns == 1
+    assert seen.prefixes == [b"xxxxxxxxyyyyyyyy"]  # what was held when it overran: where its id is
 
 
 async def test_an_unfinished_overrun_line_is_not_handed_on_at_the_end() -> None:

@@ -1,10 +1,14 @@
-"""A hostile HTTP server's answers are read up to its `limits.http_message_bytes`, counted decoded.
+"""A hostile server's answers are read up to its `limits.message_bytes`, counted decoded.
 
 Before, a JSON answer was read whole whatever its size (and a gzip one inflated whole), while one
 SSE event over 1 MiB failed the call: a 2 MiB tool result of an SDK server in the handshake era
 ("Server-sent event exceeded the 1048576 byte limit"), though results that large are what offload
 is for. Now every way an answer comes is read up to one limit (default 512 MiB; 4 MiB here), and the
 authorization server's answers (the OAuth flow's) up to 1 MiB.
+
+Over stdio, a line past the limit was dropped and logged, and its call waited for its timeout (30 s
+by default) and then named that as the cause. Now the call fails at once, naming the limit, where
+the answer's id leads the line (as the MCP SDKs write it).
 
 Each test runs a real `nexus serve` against tests/support/oversized_answers_server.py, a real
 process that streams answers of any size (never holding them); memory is the gateway's VmRSS.
@@ -37,7 +41,7 @@ def gateway_beside(folder: Path, port: int, **server: Any) -> HttpGateway:
     document["servers"]["big"] = {
         "transport": "http",
         "url": f"http://127.0.0.1:{port}/mcp",
-        "limits": {"http_message_bytes": LIMIT},
+        "limits": {"message_bytes": LIMIT},
         "rate_limit": None,
         "cache_ttl": 0,
         "retries": 0,
@@ -137,3 +141,36 @@ def test_an_encoding_the_gateway_did_not_ask_for_is_refused_unread(hostile: Http
     answer = call(hostile, "big.encoded", {"mib": 1, "encoding": "br"})
     assert answer.status_code != 200, answer.text[:500]
     assert "'br'" in answer.text and "gzip, deflate" in answer.text, answer.text[:500]
+
+
+@pytest.mark.timeout(120)
+def test_a_stdio_answer_past_the_limit_fails_its_call_at_once_and_the_next_one_is_served(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path)
+    document = json.loads(config.read_text())
+    document["servers"]["bigio"] = {
+        "command": sys.executable,
+        "args": [str(SERVER), "--stdio"],
+        "limits": {"message_bytes": LIMIT},
+        "rate_limit": None,
+        "cache_ttl": 0,
+        "retries": 0,
+    }
+    config.write_text(json.dumps(document))
+    gateway = HttpGateway(config, tmp_path / "gateway.log").wait_ready()
+    try:
+        eventually_sync(lambda: server_row(gateway, "bigio")["state"] == "READY", 30, "bigio to be READY")
+        before = rss_bytes(gateway.pid)
+        started = time.monotonic()
+        answer = call(gateway, "bigio.plain", {"mib": 64})
+        took = time.monotonic() - started
+        grown = rss_bytes(gateway.pid) - before
+        assert answer.status_code != 200, answer.text[:300]
+        assert str(LIMIT) in answer.text and "limits.message_bytes" in answer.text, answer.text[:500]
+        assert took < 15, took  # at the limit, not at the call's 30 s timeout
+        assert grown < 40 * MIB, f"the gateway grew {grown / MIB:.0f} MiB reading the line"
+        fits = call(gateway, "bigio.plain", {"mib": 1})  # the rest of the long line was skipped
+        assert fits.status_code == 200 and not fits.json().get("isError"), fits.text[:300]
+    finally:
+        gateway.stop()

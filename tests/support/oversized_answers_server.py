@@ -8,15 +8,17 @@ Tools (argument `mib`: the answer's size, decoded, in MiB; each body is streamed
   `deflate` without its zlib header, as some servers do) or `br` (not asked for: sent uncompressed).
 
 With `--locked-metadata-mib N` it is an OAuth-protected server instead: every POST is refused with
-401, and its protected-resource metadata document is N MiB of JSON.
+401, and its protected-resource metadata document is N MiB of JSON. With `--stdio` it serves
+`plain` over stdio (one line per message, written as it is made).
 
-Run: `python oversized_answers_server.py --port PORT [--locked-metadata-mib N]`.
+Run: `python oversized_answers_server.py --port PORT [--locked-metadata-mib N]`, or `--stdio`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -144,12 +146,43 @@ def serve(port: int, locked_metadata_mib: float | None) -> None:
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
+def serve_stdio() -> None:
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if request_id is None:
+            continue
+        if method == "tools/call":
+            parts: Iterator[bytes] = result_json(request_id, float(message["params"]["arguments"]["mib"]))
+        else:
+            if method == "initialize":
+                result: dict[str, Any] = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "oversized", "version": "1"},
+                }
+            elif method == "tools/list":
+                result = {"tools": TOOLS[:1]}
+            else:
+                result = {}
+            parts = iter([json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()])
+        for part in parts:
+            out.write(part)
+        out.write(b"\n")
+        out.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
     parser.add_argument("--locked-metadata-mib", type=float, default=None)
+    parser.add_argument("--stdio", action="store_true")
     options = parser.parse_args()
-    serve(options.port, options.locked_metadata_mib)
+    if options.stdio:
+        serve_stdio()
+    else:
+        serve(options.port, options.locked_metadata_mib)
 
 
 if __name__ == "__main__":

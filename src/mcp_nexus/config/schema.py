@@ -162,13 +162,15 @@ class UpstreamLimits(_Strict):
         ge=1,
         description="stdio, http, sse: unasked messages read at once before the rate applies",
     )
-    http_message_bytes: int = Field(
+    message_bytes: int = Field(
         default=512 * 1024 * 1024,
         ge=1024,
-        description="http: the largest message read from the server, decoded (one JSON answer, or one "
-        "event of an SSE stream); beyond it the call fails naming this limit. Its authorization server's "
-        "answers (metadata, registration, tokens) are read up to 1 MiB. stdio: one line, at most 512 MiB; "
-        "sse (the older transport): one event, at most 1 MiB (the SDK's)",
+        description="the largest message read from the server, counted decoded: stdio, one line; http, one "
+        "JSON answer or one event of an SSE stream. Beyond it the message is dropped unread and the call it "
+        "answers fails naming this limit (over stdio when the id leads the message, as the MCP SDKs write "
+        "it; else at its timeout). Its authorization server's answers (metadata, registration, tokens) are "
+        "read up to 1 MiB. sse (the older transport): one event, at most 1 MiB (the SDK's). Applies from "
+        "the server's next connect",
     )
 
 

@@ -16,14 +16,15 @@ from typing import cast
 logger = logging.getLogger(__name__)
 
 LINE_LIMIT = 512 * 1024 * 1024  # one JSON-RPC message per line; results can be large
+OVERRUN_PREFIX = 1024  # bytes of a dropped line handed to `on_overrun` (where its id is: leading_id.py)
 
 
 class LineSplitter:
     """Bytes as they arrive -> one `on_line` call per non-blank line, without its newline.
 
-    A line longer than `limit` is dropped whole (`on_overrun` says so once, the rest up to
-    its newline is skipped); the stream's last line counts without a newline too. `ended`
-    resolves when the stream has ended and every line was handed on.
+    A line longer than `limit` is dropped whole (`on_overrun` gets its first OVERRUN_PREFIX
+    bytes, once; the rest up to its newline is skipped); the stream's last line counts without a
+    newline too. `ended` resolves when the stream has ended and every line was handed on.
     """
 
     __slots__ = ("_buffer", "_limit", "_on_line", "_on_overrun", "_skipping", "ended", "source")
@@ -31,7 +32,7 @@ class LineSplitter:
     def __init__(
         self,
         on_line: Callable[[bytes], None],
-        on_overrun: Callable[[], None],
+        on_overrun: Callable[[bytes], None],
         limit: int = LINE_LIMIT,
     ) -> None:
         self._on_line = on_line
@@ -73,9 +74,10 @@ class LineSplitter:
         if start < len(data):
             self._buffer += data[start:]
             if len(self._buffer) > self._limit:
+                prefix = bytes(self._buffer[:OVERRUN_PREFIX])
                 self._buffer.clear()
                 self._skipping = True
-                self._on_overrun()
+                self._on_overrun(prefix)
 
     def end(self) -> None:
         """The stream ended: hand on a last line that had no newline, then resolve `ended`."""

@@ -150,6 +150,14 @@ class JsonRpcPeer:
         for task, _ctx in list(self._inbound.values()):
             task.cancel()
 
+    def fail_request(self, request_id: RequestId, error: MCPError) -> bool:
+        """Fail our request `request_id` with `error` if it is still waiting (its answer was lost)."""
+        future = self._pending.get(coerce_id(request_id))
+        if future is None or future.done():
+            return False
+        future.set_exception(error)
+        return True
+
     def _fail_pending(self, reason: str) -> None:
         error = MCPError(types.CONNECTION_CLOSED, reason)
         for future in self._pending.values():

@@ -68,7 +68,7 @@ class HttpSession(Session):
         # travels as W3C headers, which HTTP servers and proxies read (tracing.py).
         hooks: dict[str, list[Any]] = {"request": [trace_headers]} if tracing.tracer() is not None else {}
         # Every answer read up to a bound, the OAuth flow's too (upstream/bounded_answers.py).
-        message_bytes = config.limits.http_message_bytes
+        message_bytes = config.limits.message_bytes
         hooks["response"] = [bound_answers(config.url, message_bytes)]
         client = httpx2.AsyncClient(
             headers={"Accept-Encoding": ACCEPTED_ENCODINGS, **http_headers(config)},

@@ -20,11 +20,14 @@ import os
 from contextlib import AsyncExitStack
 from typing import Any
 
+import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from mcp_nexus.config.secrets import SecretRedactor
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions
+from mcp_nexus.jsonrpc.leading_id import answered_id
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
 from mcp_nexus.upstream import child_process
 from mcp_nexus.upstream.child_process import StopGrace
@@ -97,8 +100,12 @@ class StdioSession(Session):
 
         # The peer comes first: stdout is read into it from the first byte the child writes.
         self.peer = peer = JsonRpcPeer(write, PeerOptions(name=config.name, answer_invalid=False))
-        lines = LineSplitter(lambda line: self._stdout_line(peer, budget, line), self._stdout_overrun)
         limits = config.limits
+        lines = LineSplitter(
+            lambda line: self._stdout_line(peer, budget, line),
+            lambda prefix: self._stdout_overrun(peer, prefix, limits.message_bytes),
+            limit=limits.message_bytes,
+        )
         self.notifications = budget = NotificationBudget(
             config.name, limits.notifications_per_second, limits.notification_burst, lines
         )
@@ -159,8 +166,16 @@ class StdioSession(Session):
         lists = _LIST_CHANGED.get(message.get("method"))  # type: ignore[arg-type]
         return lists is not None and self.events.refresh_waiting(lists)
 
-    def _stdout_overrun(self) -> None:
-        logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, LINE_LIMIT)
+    def _stdout_overrun(self, peer: JsonRpcPeer, prefix: bytes, limit: int) -> None:
+        logger.error("server %s: a message exceeded %d bytes; dropped", self.config.name, limit)
+        answered = answered_id(prefix)
+        if answered is not None:
+            # The call it answers fails now, naming the cause, instead of at its timeout.
+            reason = (
+                f"server {self.config.name!r}: its answer exceeded {limit} bytes "
+                "(limits.message_bytes) and was dropped unread"
+            )
+            peer.fail_request(answered, MCPError(types.INTERNAL_ERROR, reason))
 
     async def _watch_stdout(
         self, process: asyncio.subprocess.Process, peer: JsonRpcPeer, lines: LineSplitter

@@ -36,6 +36,7 @@ from mcp_nexus.frontends.mcp.server import McpFrontend
 from mcp_nexus.frontends.tool_call_entry import call_tool, client_caller
 from mcp_nexus.gateway import Gateway
 from mcp_nexus.jsonrpc import JsonRpcPeer, PeerOptions, RawResult
+from mcp_nexus.jsonrpc.leading_id import request_id
 from mcp_nexus.jsonrpc.lines import LINE_LIMIT, LineSplitter
 from mcp_nexus.jsonrpc.stream_ends import open_output, read_lines
 
@@ -122,7 +123,7 @@ class StdioServer:
             async with server.lifespan(server) as lifespan_state:
                 self._lifespan = lifespan_state
                 # Read only once the lifespan is there: the first request builds the runner on it.
-                lines = LineSplitter(peer.receive, lambda: self._overrun(peer))
+                lines = LineSplitter(peer.receive, lambda prefix: self._overrun(peer, prefix))
                 reading = await read_lines(stdin or sys.stdin.buffer, lines)
                 try:
                     await lines.ended
@@ -136,8 +137,10 @@ class StdioServer:
             await output.aclose()
 
     @staticmethod
-    def _overrun(peer: JsonRpcPeer) -> None:
-        peer.send_error_soon(None, {"code": -32600, "message": f"message larger than {LINE_LIMIT} bytes"})
+    def _overrun(peer: JsonRpcPeer, prefix: bytes) -> None:
+        # Answered with the request's own id where it leads the line: the client stops waiting.
+        error = {"code": -32600, "message": f"message larger than {LINE_LIMIT} bytes"}
+        peer.send_error_soon(request_id(prefix), error)
 
     # -- era and dispatch --------------------------------------------------------------------
 

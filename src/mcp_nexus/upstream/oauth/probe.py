@@ -30,7 +30,7 @@ async def probe_server(config: ServerConfig, auth: httpx2.Auth) -> int:
             async with Client(transport, mode="legacy") as client:
                 return len((await client.list_tools()).tools)
         timeout = httpx2.Timeout(config.timeouts.call, connect=config.timeouts.connect)
-        message_bytes = config.limits.http_message_bytes
+        message_bytes = config.limits.message_bytes
         async with httpx2.AsyncClient(
             auth=auth,
             headers={"Accept-Encoding": ACCEPTED_ENCODINGS, **headers},
