@@ -103,9 +103,13 @@ def test_an_answer_under_the_limit_passes_whole_even_past_1_mib(hostile: HttpGat
 
 
 @pytest.mark.timeout(120)
-def test_a_huge_authorization_metadata_document_is_read_up_to_1_mib(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content_type", ["application/json", "text/event-stream"])
+def test_a_huge_authorization_metadata_document_is_read_up_to_1_mib(
+    tmp_path: Path, content_type: str
+) -> None:
     port = free_port()
     server_args = [sys.executable, str(SERVER), "--port", str(port), "--locked-metadata-mib", "256"]
+    server_args += ["--metadata-content-type", content_type]  # an "event stream" is read whole there too
     with running(server_args) as server:
         wait_for_port(port, proc=server)
         gateway = gateway_beside(tmp_path, port, auth="oauth")

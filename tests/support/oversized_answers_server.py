@@ -8,7 +8,8 @@ Tools (argument `mib`: the answer's size, decoded, in MiB; each body is streamed
   `deflate` without its zlib header, as some servers do) or `br` (not asked for: sent uncompressed).
 
 With `--locked-metadata-mib N` it is an OAuth-protected server instead: every POST is refused with
-401, and its protected-resource metadata document is N MiB of JSON. With `--stdio` it serves
+401, and its protected-resource metadata document is N MiB of JSON (labelled
+`--metadata-content-type`, application/json unless told). With `--stdio` it serves
 `plain` over stdio (one line per message, written as it is made).
 
 Run: `python oversized_answers_server.py --port PORT [--locked-metadata-mib N]`, or `--stdio`.
@@ -55,7 +56,7 @@ def gzipped(parts: Iterator[bytes], wbits: int = zlib.MAX_WBITS | 16) -> Iterato
     yield deflate.flush()
 
 
-def serve(port: int, locked_metadata_mib: float | None) -> None:
+def serve(port: int, locked_metadata_mib: float | None, metadata_type: str = "application/json") -> None:
     base = f"http://127.0.0.1:{port}"
 
     class Handler(BaseHTTPRequestHandler):
@@ -92,7 +93,7 @@ def serve(port: int, locked_metadata_mib: float | None) -> None:
             ):
                 head = b'{"resource": "' + f"{base}/mcp".encode() + b'", "authorization_servers": ["'
                 padding = (b"x" * MIB for _ in range(int(locked_metadata_mib)))
-                self._chunked("application/json", iter([head, *padding, b'"]}']))
+                self._chunked(metadata_type, iter([head, *padding, b'"]}']))
                 return
             self._fixed(405, b"")
 
@@ -177,12 +178,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int)
     parser.add_argument("--locked-metadata-mib", type=float, default=None)
+    parser.add_argument("--metadata-content-type", default="application/json")
     parser.add_argument("--stdio", action="store_true")
     options = parser.parse_args()
     if options.stdio:
         serve_stdio()
     else:
-        serve(options.port, options.locked_metadata_mib)
+        serve(options.port, options.locked_metadata_mib, options.metadata_content_type)
 
 
 if __name__ == "__main__":

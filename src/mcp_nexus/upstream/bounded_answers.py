@@ -6,7 +6,7 @@ gigabytes, or a small gzip body that inflates to them, would be held in the gate
 An `httpx` response hook (public API: no SDK internals) puts a bounded stream in front of each
 answer before anyone reads it:
 
-- answers of the server's MCP endpoint: `limits.message_bytes` (SSE streams are bounded per
+- answers of the server's MCP endpoint: `limits.message_bytes` (its SSE streams are bounded per
   event by the SDK's `max_sse_event_size`, set to the same limit; a stream as a whole may run for
   hours, so it is not counted);
 - every other answer on the same client (the OAuth flow's): `SIDE_ANSWER_BYTES`.
@@ -85,10 +85,12 @@ def bound_answers(
         headers, stream = response.headers, response.stream
         if not isinstance(stream, httpx2.AsyncByteStream):
             return  # not an async client's: none of ours
-        if headers.get("content-type", "").lower().startswith("text/event-stream"):
-            return  # bounded per event by the SDK (max_sse_event_size)
         url = response.request.url.copy_with(query=None, fragment=None)
         if endpoint_url is not None and url == endpoint_url:
+            if headers.get("content-type", "").lower().startswith("text/event-stream"):
+                # The endpoint's event streams are bounded per event by the SDK (max_sse_event_size);
+                # anywhere else an "event stream" is read whole (the OAuth flow's aread), so bounded.
+                return
             limit, what = message_bytes, f"the server's answer at {endpoint_url} (limits.message_bytes)"
         else:
             limit, what = SIDE_ANSWER_BYTES, f"the answer of {url}"
